@@ -1,0 +1,42 @@
+/**
+ * Graceful shutdown. On SIGTERM readiness turns 503 at once, new API requests get 503 `Service Unavailable`,
+ * in-flight requests get up to `drainSeconds` to finish, streams end through `started`, then servers close.
+ */
+import { Deferred, Duration, Effect, Option, Stream, SubscriptionRef } from "effect"
+
+export class Drain extends Effect.Service<Drain>()("@kubemend/core/Drain", {
+  effect: Effect.gen(function* () {
+    const started = yield* Deferred.make<void>()
+    const inflight = yield* SubscriptionRef.make(0)
+
+    const isDraining = Deferred.isDone(started)
+
+    /** Counts an API request as in flight for the duration of `effect`. */
+    const track = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.acquireUseRelease(
+        SubscriptionRef.update(inflight, (n) => n + 1),
+        () => effect,
+        () => SubscriptionRef.update(inflight, (n) => n - 1)
+      )
+
+    /** Starts draining and waits until nothing is in flight or `timeout` passes; true when everything finished. */
+    const drain = (timeout: Duration.Duration) =>
+      Effect.gen(function* () {
+        yield* Deferred.succeed(started, undefined)
+        const idle = inflight.changes.pipe(Stream.takeUntil((n) => n <= 0), Stream.runDrain)
+        // Drains run inside finalizers, which are uninterruptible: the wait must opt back in so the timeout can end it.
+        const finished = yield* Effect.timeoutOption(Effect.interruptible(idle), timeout)
+        return Option.isSome(finished)
+      }).pipe(Effect.withSpan("Drain.drain"))
+
+    return {
+      started,
+      isDraining,
+      inflight: SubscriptionRef.get(inflight),
+      track,
+      drain,
+      /** Ends a stream when draining starts, so long-lived responses let the server close. */
+      interruptOnDrain: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.interruptWhen(stream, Deferred.await(started))
+    } as const
+  })
+}) {}

@@ -1,0 +1,228 @@
+/**
+ * The three listeners every service runs: its API (port per service, HTTPS when a certificate is configured),
+ * health on 8081 (`/healthz`, `/readyz`) and metrics on 9090, plus the drain that closes them in order.
+ */
+import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Config, Context, Duration, Effect, Layer, Option, Ref } from "effect"
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import * as Https from "node:https"
+import { intInRange } from "./Config.ts"
+import { Drain } from "./Drain.ts"
+import { Draining } from "./Errors.ts"
+import { Metrics } from "./Metrics.ts"
+import { problemResponse } from "./Wire.ts"
+
+export interface ServerSettings {
+  /** Interface to bind (`0.0.0.0` in a cluster, `127.0.0.1` locally). */
+  readonly host: string
+  /** API port (0 picks a free one). */
+  readonly port: number
+  readonly healthPort: number
+  readonly metricsPort: number
+  /** How long in-flight work may take to finish after SIGTERM (0–300 s, default 15). */
+  readonly drainTimeout: Duration.Duration
+  /** PEM files; both set -> the API serves HTTPS. */
+  readonly tls: Option.Option<{ readonly certFile: string; readonly keyFile: string }>
+  /** Cut off clients that send headers or bodies too slowly. */
+  readonly headersTimeout: Duration.Duration
+  readonly requestTimeout: Duration.Duration
+}
+
+export class ServerConfig extends Context.Tag("@kubemend/core/ServerConfig")<ServerConfig, ServerSettings>() {
+  static defaults = (port: number): ServerSettings => ({
+    host: "0.0.0.0",
+    port,
+    healthPort: 8081,
+    metricsPort: 9090,
+    drainTimeout: Duration.seconds(15),
+    tls: Option.none(),
+    headersTimeout: Duration.seconds(10),
+    requestTimeout: Duration.seconds(60)
+  })
+  /** For tests: loopback, free ports, short drain. */
+  static layer = (overrides: Partial<ServerSettings> = {}) =>
+    Layer.succeed(ServerConfig, {
+      ...ServerConfig.defaults(0),
+      host: "127.0.0.1",
+      healthPort: 0,
+      metricsPort: 0,
+      drainTimeout: Duration.seconds(2),
+      ...overrides
+    })
+  /** From the service's config file / env: `port`, `healthPort`, `metricsPort`, `bindAddress`, `shutdown.drainSeconds`, `tls.*`. */
+  static layerConfig = (defaultPort: number) =>
+    Layer.effect(
+      ServerConfig,
+      Effect.gen(function* () {
+        const d = ServerConfig.defaults(defaultPort)
+        const host = yield* Config.string("bindAddress").pipe(Config.withDefault(d.host))
+        const port = yield* intInRange("port", 0, 65535).pipe(Config.withDefault(d.port))
+        const healthPort = yield* intInRange("healthPort", 0, 65535).pipe(Config.withDefault(d.healthPort))
+        const metricsPort = yield* intInRange("metricsPort", 0, 65535).pipe(Config.withDefault(d.metricsPort))
+        const drainSeconds = yield* Config.nested(intInRange("drainSeconds", 0, 300), "shutdown").pipe(Config.withDefault(15))
+        const tls = yield* Config.option(
+          Config.nested(Config.all({ certFile: Config.string("certFile"), keyFile: Config.string("keyFile") }), "tls")
+        )
+        return { ...d, host, port, healthPort, metricsPort, drainTimeout: Duration.seconds(drainSeconds), tls }
+      })
+    )
+}
+
+/** Named readiness checks; `/readyz` is 200 only when every one passes within 2 s and the service is not draining. */
+export class Readiness extends Effect.Service<Readiness>()("@kubemend/core/Readiness", {
+  effect: Effect.gen(function* () {
+    const checks = yield* Ref.make(new Map<string, Effect.Effect<unknown, unknown>>())
+    const register = (name: string, check: Effect.Effect<unknown, unknown>) =>
+      Ref.update(checks, (m) => new Map(m).set(name, check))
+    const evaluate = Effect.gen(function* () {
+      const all = [...(yield* Ref.get(checks)).entries()]
+      const results = yield* Effect.forEach(
+        all,
+        ([name, check]) =>
+          check.pipe(
+            Effect.timeoutFail({ duration: Duration.seconds(2), onTimeout: () => "timed out" }),
+            Effect.as("ok"),
+            Effect.catchAllCause(() => Effect.succeed("failing")),
+            Effect.map((status) => [name, status] as const)
+          ),
+        { concurrency: "unbounded" }
+      )
+      return Object.fromEntries(results)
+    })
+    return { register, evaluate } as const
+  })
+}) {}
+
+const nodeServerFor = (settings: ServerSettings, secure: boolean): Http.Server => {
+  const options = {
+    headersTimeout: Duration.toMillis(settings.headersTimeout),
+    requestTimeout: Duration.toMillis(settings.requestTimeout),
+    maxHeaderSize: 16 * 1024
+  }
+  if (secure && Option.isSome(settings.tls)) {
+    return Https.createServer({
+      ...options,
+      cert: Fs.readFileSync(settings.tls.value.certFile),
+      key: Fs.readFileSync(settings.tls.value.keyFile)
+    })
+  }
+  return Http.createServer(options)
+}
+
+const listen = (server: Http.Server, host: string, port: number) =>
+  NodeHttpServer.make(() => server, { host, port })
+
+/** Health listener: `/healthz` answers `ok` while the process is alive; `/readyz` runs the readiness checks. */
+const healthApp = Effect.gen(function* () {
+  const drain = yield* Drain
+  const readiness = yield* Readiness
+  return HttpRouter.empty.pipe(
+    HttpRouter.get("/healthz", HttpServerResponse.text("ok")),
+    HttpRouter.get(
+      "/readyz",
+      Effect.gen(function* () {
+        if (yield* drain.isDraining) return yield* HttpServerResponse.json({ status: "draining" }, { status: 503 })
+        const checks = yield* readiness.evaluate
+        const ready = Object.values(checks).every((s) => s === "ok")
+        return yield* HttpServerResponse.json({ status: ready ? "ok" : "not ready", checks }, { status: ready ? 200 : 503 })
+      })
+    )
+  )
+})
+
+const metricsApp = Effect.gen(function* () {
+  const metrics = yield* Metrics
+  return HttpRouter.empty.pipe(
+    HttpRouter.get(
+      "/metrics",
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const { body, contentType } = yield* metrics.render(request.headers["accept"])
+        return HttpServerResponse.text(body, { contentType })
+      })
+    )
+  )
+})
+
+/** Addresses the listeners actually bound (ports may be 0 in config). */
+export class BoundPorts extends Context.Tag("@kubemend/core/BoundPorts")<
+  BoundPorts,
+  { readonly health: number; readonly metrics: number }
+>() {}
+
+const portOf = (server: HttpServer.HttpServer) => (server.address._tag === "TcpAddress" ? server.address.port : 0)
+
+/** Health (8081) and metrics (9090) listeners, scoped to the layer. */
+export const OpsServersLive = Layer.scoped(
+  BoundPorts,
+  Effect.gen(function* () {
+    const settings = yield* ServerConfig
+    const health = yield* listen(nodeServerFor(settings, false), settings.host, settings.healthPort)
+    yield* health.serve(yield* healthApp).pipe(
+      Effect.provide(HttpServer.layerContext)
+    )
+    const metricsServer = yield* listen(nodeServerFor(settings, false), settings.host, settings.metricsPort)
+    yield* metricsServer.serve(yield* metricsApp).pipe(Effect.provide(HttpServer.layerContext))
+    return { health: portOf(health), metrics: portOf(metricsServer) }
+  })
+)
+
+/**
+ * New requests get 503 while draining; others count as in flight. Applied to every API app (HttpApi or raw).
+ */
+export const drainGuard = HttpMiddleware.make((app) =>
+  Effect.gen(function* () {
+    const drain = yield* Drain
+    if (yield* drain.isDraining) return yield* problemResponse(new Draining({ detail: "the service is shutting down" }))
+    return yield* drain.track(app)
+  })
+)
+
+/** The node server behind the API listener, kept so the drain can cut connections that outlive it. */
+class ApiNodeServer extends Context.Tag("@kubemend/core/ApiNodeServer")<ApiNodeServer, Http.Server>() {}
+
+/**
+ * The API listener as an `HttpServer` (for `HttpApiBuilder.serve` or `HttpServer.serve`), plus the drain finalizer.
+ * Build the service's serve layer on top of this: the drain's finalizer then runs before the listener closes.
+ */
+export const ApiServerLive = Layer.scopedContext(
+  Effect.gen(function* () {
+    const settings = yield* ServerConfig
+    const node = nodeServerFor(settings, true)
+    const server = yield* listen(node, settings.host, settings.port)
+    return Context.make(HttpServer.HttpServer, server).pipe(Context.add(ApiNodeServer, node))
+  })
+).pipe(Layer.provideMerge(HttpServer.layerContext))
+
+/**
+ * Sits on top of the served app: on shutdown flips readiness and new requests to 503, waits for in-flight work up
+ * to the drain timeout, then cuts what is left so the listener closes within the drain time.
+ */
+export const DrainOnShutdown = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const drain = yield* Drain
+    const settings = yield* ServerConfig
+    const node = yield* ApiNodeServer
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function* () {
+        yield* Effect.logInfo("draining").pipe(Effect.annotateLogs("timeoutSeconds", Duration.toSeconds(settings.drainTimeout)))
+        const finished = yield* drain.drain(settings.drainTimeout)
+        if (!finished) yield* Effect.logWarning("drain timeout reached; closing remaining connections")
+        node.closeIdleConnections()
+        if (!finished) node.closeAllConnections()
+      })
+    )
+  })
+)
+
+/** The bound API port. */
+export const apiPort = Effect.map(HttpServer.HttpServer, portOf)
+
+/**
+ * A service's API: the served layer (`HttpApiBuilder.serve(drainGuard)` or `HttpServer.serve(app, drainGuard)`) on
+ * the API listener, with the drain on top so it finalizes first.
+ */
+export const serveWithDrain = <E, R>(serve: Layer.Layer<never, E, R>) =>
+  DrainOnShutdown.pipe(Layer.provideMerge(serve), Layer.provideMerge(ApiServerLive))

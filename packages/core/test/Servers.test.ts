@@ -1,0 +1,101 @@
+import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Duration, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { Drain } from "../src/Drain.ts"
+import { Metrics } from "../src/Metrics.ts"
+import { apiPort, BoundPorts, drainGuard, OpsServersLive, Readiness, ServerConfig, serveWithDrain } from "../src/Servers.ts"
+
+const get = (port: number, path: string, headers: Record<string, string> = {}) =>
+  Effect.promise(async () => {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, { headers })
+    return { status: response.status, type: response.headers.get("content-type") ?? "", body: await response.text() }
+  })
+
+/** A service with one slow endpoint, so a request can be in flight while the process drains. */
+const stack = (release: Deferred.Deferred<void>, drainTimeout = Duration.seconds(3)) => {
+  const app = HttpRouter.empty.pipe(
+    HttpRouter.get("/fast", HttpServerResponse.text("fast")),
+    HttpRouter.get("/slow", Effect.as(Deferred.await(release), HttpServerResponse.text("slow done")))
+  )
+  return serveWithDrain(HttpServer.serve(app, drainGuard)).pipe(
+    Layer.provideMerge(OpsServersLive),
+    Layer.provideMerge(Layer.mergeAll(Drain.Default, Readiness.Default, Metrics.Default)),
+    Layer.provideMerge(ServerConfig.layer({ drainTimeout }))
+  )
+}
+
+describe("health, metrics and drain", () => {
+  it.live("serves /healthz, /readyz from registered checks, and /metrics in both formats", () =>
+    Effect.gen(function* () {
+      const release = yield* Deferred.make<void>()
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(stack(release), scope)
+      const { health, metrics } = yield* Effect.provide(BoundPorts, context)
+      const readiness = yield* Effect.provide(Readiness, context)
+
+      expect(yield* get(health, "/healthz")).toMatchObject({ status: 200, body: "ok" })
+      expect((yield* get(health, "/readyz")).status).toBe(200)
+      yield* readiness.register("database", Effect.fail("down"))
+      const notReady = yield* get(health, "/readyz")
+      expect(notReady.status).toBe(503)
+      expect(JSON.parse(notReady.body).checks.database).toBe("failing")
+
+      const text = yield* get(metrics, "/metrics")
+      expect(text.status).toBe(200)
+      expect(text.type).toContain("text/plain")
+      expect(text.body).toContain("process_cpu_user_seconds_total")
+      const open = yield* get(metrics, "/metrics", { accept: "application/openmetrics-text; version=1.0.0" })
+      expect(open.type).toContain("application/openmetrics-text")
+      yield* Scope.close(scope, Exit.void)
+    })
+  )
+
+  it.live("on shutdown: readiness 503 at once, new requests 503 problem, in-flight work finishes, exit within drain time", () =>
+    Effect.gen(function* () {
+      const release = yield* Deferred.make<void>()
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(stack(release), scope)
+      const { health } = yield* Effect.provide(BoundPorts, context)
+      const port = yield* Effect.provide(apiPort, context)
+
+      const slow = yield* Effect.fork(get(port, "/slow"))
+      // Wait until the slow request is counted in flight before shutting down.
+      const drain = yield* Effect.provide(Drain, context)
+      while ((yield* drain.inflight) === 0) yield* Effect.sleep("10 millis")
+
+      const started = Date.now()
+      const shutdown = yield* Effect.fork(Scope.close(scope, Exit.void))
+      while (!(yield* drain.isDraining)) yield* Effect.sleep("5 millis")
+
+      expect((yield* get(health, "/readyz")).status).toBe(503)
+      const refused = yield* get(port, "/fast")
+      expect(refused.status).toBe(503)
+      expect(refused.type).toBe("application/problem+json")
+      expect(JSON.parse(refused.body)).toMatchObject({ title: "Service Unavailable", status: 503 })
+
+      yield* Deferred.succeed(release, undefined)
+      expect(yield* Fiber.join(slow)).toMatchObject({ status: 200, body: "slow done" })
+      yield* Fiber.join(shutdown)
+      expect(Date.now() - started).toBeLessThan(3000)
+    })
+  )
+
+  it.live("cuts connections still open when the drain time runs out", () =>
+    Effect.gen(function* () {
+      const release = yield* Deferred.make<void>()
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(
+        stack(release, Duration.millis(200)),
+        scope
+      )
+      const port = yield* Effect.provide(apiPort, context)
+      const drain = yield* Effect.provide(Drain, context)
+      const slow = yield* Effect.fork(Effect.either(Effect.tryPromise(() => fetch(`http://127.0.0.1:${port}/slow`))))
+      while ((yield* drain.inflight) === 0) yield* Effect.sleep("10 millis")
+      const started = Date.now()
+      yield* Scope.close(scope, Exit.void)
+      expect(Date.now() - started).toBeLessThan(2000)
+      yield* Fiber.join(slow)
+    })
+  )
+})

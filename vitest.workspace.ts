@@ -1,0 +1,14 @@
+import { defineWorkspace } from "vitest/config"
+
+// One project per package so `vitest run --project storage` narrows a run.
+export default defineWorkspace(
+  ["core", "storage", "agent", "gateway", "operator"].map((name) => ({
+    test: {
+      name,
+      root: `packages/${name}`,
+      include: ["test/**/*.test.ts"],
+      testTimeout: 30_000,
+      hookTimeout: 60_000
+    }
+  }))
+)
