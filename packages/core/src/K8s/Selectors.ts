@@ -1,0 +1,87 @@
+/**
+ * Label and field selectors and JSON merge-patch, as the API server applies them; the in-memory layer uses these so
+ * its answers match a real server's.
+ */
+import type { KubeObject } from "../K8s.ts"
+
+type Requirement =
+  | { readonly op: "=" | "!="; readonly key: string; readonly value: string }
+  | { readonly op: "in" | "notin"; readonly key: string; readonly values: ReadonlyArray<string> }
+  | { readonly op: "exists" | "!exists"; readonly key: string }
+
+/** Splits on commas outside parentheses (`a in (x,y),b=c`). */
+const splitTerms = (selector: string): Array<string> => {
+  const terms: Array<string> = []
+  let depth = 0
+  let current = ""
+  for (const ch of selector) {
+    if (ch === "(") depth++
+    if (ch === ")") depth--
+    if (ch === "," && depth === 0) {
+      terms.push(current)
+      current = ""
+    } else current += ch
+  }
+  terms.push(current)
+  return terms.map((t) => t.trim()).filter((t) => t !== "")
+}
+
+const parseTerm = (term: string): Requirement => {
+  const set = /^(\S+)\s+(in|notin)\s*\(([^)]*)\)$/.exec(term)
+  if (set) return { op: set[2] as "in" | "notin", key: set[1]!, values: set[3]!.split(",").map((v) => v.trim()) }
+  const ne = /^([^!=\s]+)\s*!=\s*(.*)$/.exec(term)
+  if (ne) return { op: "!=", key: ne[1]!, value: ne[2]!.trim() }
+  const eq = /^([^!=\s]+)\s*==?\s*(.*)$/.exec(term)
+  if (eq) return { op: "=", key: eq[1]!, value: eq[2]!.trim() }
+  if (term.startsWith("!")) return { op: "!exists", key: term.slice(1).trim() }
+  return { op: "exists", key: term }
+}
+
+const matches = (requirements: ReadonlyArray<Requirement>, lookup: (key: string) => string | undefined): boolean =>
+  requirements.every((r) => {
+    const v = lookup(r.key)
+    switch (r.op) {
+      case "=":
+        return v === r.value
+      case "!=":
+        return v !== r.value
+      case "in":
+        return v !== undefined && r.values.includes(v)
+      case "notin":
+        return v === undefined || !r.values.includes(v)
+      case "exists":
+        return v !== undefined
+      case "!exists":
+        return v === undefined
+    }
+  })
+
+export const matchesLabels = (o: KubeObject, selector: string | undefined): boolean =>
+  selector === undefined || matches(splitTerms(selector).map(parseTerm), (k) => o.metadata.labels?.[k])
+
+const fieldValue = (o: KubeObject, path: string): string | undefined => {
+  let cur: unknown = o
+  for (const part of path.split(".")) {
+    if (typeof cur !== "object" || cur === null) return undefined
+    cur = (cur as Record<string, unknown>)[part]
+  }
+  return cur === undefined || cur === null ? undefined : String(cur)
+}
+
+/** Field selectors support `=`, `==` and `!=` on dotted paths (`metadata.name`, `involvedObject.kind`, `reason`). */
+export const matchesFields = (o: KubeObject, selector: string | undefined): boolean =>
+  selector === undefined || matches(splitTerms(selector).map(parseTerm), (k) => fieldValue(o, k) ?? "")
+
+const isPlainObject = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** RFC 7386 JSON merge-patch: objects merge recursively, `null` deletes, anything else replaces. */
+export const mergePatch = (target: unknown, patch: unknown): unknown => {
+  if (!isPlainObject(patch)) return patch
+  const result: Record<string, unknown> = isPlainObject(target) ? { ...target } : {}
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete result[k]
+    else result[k] = mergePatch(result[k], v)
+  }
+  return result
+}
