@@ -31,7 +31,7 @@ export const runService = <E>(service: string, live: Layer.Layer<never, E, NodeC
       })
     )
   )
-  NodeRuntime.runMain(program, { disableErrorReporting: true })
+  NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })
 }
 
 class ConfigRefused extends Error {}

@@ -1,0 +1,179 @@
+/**
+ * Demo data for the local platform: a workload namespace with a crash-looping deployment, remediation requests in
+ * several phases, a pending approval with a recommendation, an analysis with an interactive session, and the
+ * workflows the storage catalog offers. Objects are written through the dev API server like any other client.
+ */
+import { createHash } from "node:crypto"
+
+export const demoNamespace = "demo-shop"
+
+const fingerprint = (text: string) => createHash("sha256").update(text).digest("hex")
+
+const minutesAgo = (now: Date, minutes: number) => new Date(now.getTime() - minutes * 60_000).toISOString()
+
+const target = (kind: string, name: string) => ({ kind, name, namespace: demoNamespace, apiVersion: kind === "Pod" ? "v1" : "apps/v1" })
+
+/** Workloads the agent's cluster tools can inspect. The namespace is managed, so remediation is allowed. */
+export const workloads = (apiGroup: string) => [
+  { apiVersion: "v1", kind: "Namespace", metadata: { name: demoNamespace, labels: { [`${apiGroup}/managed`]: "true" } } },
+  {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "checkout", namespace: demoNamespace, labels: { app: "checkout" } },
+    spec: { replicas: 2, selector: { matchLabels: { app: "checkout" } }, template: { metadata: { labels: { app: "checkout" } }, spec: { containers: [{ name: "checkout", image: "shop/checkout:1.4.2", resources: { limits: { memory: "128Mi" } } }] } } },
+    status: { replicas: 2, readyReplicas: 0, unavailableReplicas: 2 }
+  },
+  {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "checkout-7d9f8b6c5-x2x7q", namespace: demoNamespace, labels: { app: "checkout" }, ownerReferences: [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "checkout-7d9f8b6c5", controller: true }] },
+    spec: { containers: [{ name: "checkout", image: "shop/checkout:1.4.2", resources: { limits: { memory: "128Mi" } } }] },
+    status: { phase: "Running", containerStatuses: [{ name: "checkout", ready: false, restartCount: 14, lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } }, state: { waiting: { reason: "CrashLoopBackOff" } } }] }
+  },
+  {
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name: "checkout-7d9f8b6c5-x2x7q.oom", namespace: demoNamespace },
+    involvedObject: { kind: "Pod", name: "checkout-7d9f8b6c5-x2x7q", namespace: demoNamespace },
+    reason: "BackOff",
+    type: "Warning",
+    message: "Back-off restarting failed container checkout (OOMKilled, limit 128Mi)",
+    count: 14
+  },
+  {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "checkout-db", namespace: demoNamespace },
+    type: "Opaque",
+    data: { password: Buffer.from("not-for-your-eyes").toString("base64") }
+  }
+]
+
+const rr = (apiGroup: string, name: string, signal: string, status: Record<string, unknown>, kind = "Deployment", targetName = "checkout") => ({
+  apiVersion: `${apiGroup}/v1alpha1`,
+  kind: "RemediationRequest",
+  metadata: { name, labels: { [`${apiGroup}/signal`]: signal } },
+  spec: {
+    signalName: signal,
+    signalFingerprint: fingerprint(`${signal}/${kind}/${targetName}`),
+    severity: "critical",
+    signalType: "alert",
+    signalSource: "prometheus",
+    targetType: "kubernetes",
+    targetResource: target(kind, targetName)
+  },
+  status
+})
+
+/** Remediation requests in the phases a person connecting for the first time should see. */
+export const remediations = (apiGroup: string, now: Date) => [
+  rr(apiGroup, "rr-checkout-oom", "KubePodCrashLooping", {
+    overallPhase: "AwaitingApproval",
+    startTime: minutesAgo(now, 12),
+    deduplication: { firstSeenAt: minutesAgo(now, 12), lastSeenAt: minutesAgo(now, 1), occurrenceCount: 4 },
+    aiAnalysisRef: { name: "ai-rr-checkout-oom", namespace: "" }
+  }),
+  rr(apiGroup, "rr-cart-latency", "HighLatencyP99", { overallPhase: "Analyzing", startTime: minutesAgo(now, 3) }, "Deployment", "cart"),
+  rr(apiGroup, "rr-payments-disk", "NodeDiskPressure", {
+    overallPhase: "Completed",
+    outcome: "Remediated",
+    startTime: minutesAgo(now, 180),
+    completedAt: minutesAgo(now, 150)
+  }, "Deployment", "payments"),
+  rr(apiGroup, "rr-search-blocked", "KubePodCrashLooping", {
+    overallPhase: "Blocked",
+    blockReason: "RecentlyRemediated",
+    blockMessage: "restart-pod ran on this target 2 minutes ago",
+    blockedUntil: new Date(now.getTime() + 3 * 60_000).toISOString(),
+    startTime: minutesAgo(now, 2)
+  }, "Deployment", "search"),
+  rr(apiGroup, "rr-ledger-failed", "JobFailed", {
+    overallPhase: "Failed",
+    failurePhase: "Running",
+    failureReason: "workflow execution failed: job backoff limit exceeded",
+    startTime: minutesAgo(now, 90),
+    completedAt: minutesAgo(now, 70)
+  }, "Deployment", "ledger")
+]
+
+export const analyses = (apiGroup: string, now: Date) => [
+  {
+    apiVersion: `${apiGroup}/v1alpha1`,
+    kind: "AIAnalysis",
+    metadata: { name: "ai-rr-checkout-oom", labels: { [`${apiGroup}/remediation-request`]: "rr-checkout-oom" } },
+    spec: { remediationRequestRef: { name: "rr-checkout-oom", kind: "RemediationRequest" } },
+    status: {
+      phase: "Completed",
+      investigationSession: { id: "5b0e7a52-3f0c-4d55-9a61-1f2f7f7c9e11", createdAt: minutesAgo(now, 11) },
+      selectedWorkflow: { workflowId: "increase-memory-limit", version: "1.0.0", workflowName: "increase-memory-limit", actionType: "IncreaseMemoryLimit", confidence: 0.72 },
+      rootCauseAnalysis: {
+        summary: "checkout is OOMKilled: its 128Mi limit is below the 190Mi working set since release 1.4.2",
+        severity: "critical",
+        contributingFactors: ["memory limit 128Mi", "release 1.4.2 added an in-memory cart cache"]
+      },
+      approvalRequired: true,
+      approvalReason: "confidence 0.72 is below the auto-approval threshold 0.8"
+    }
+  }
+]
+
+export const approvals = (apiGroup: string, now: Date) => [
+  {
+    apiVersion: `${apiGroup}/v1alpha1`,
+    kind: "RemediationApprovalRequest",
+    metadata: { name: "rar-rr-checkout-oom" },
+    spec: {
+      remediationRequestRef: { name: "rr-checkout-oom", kind: "RemediationRequest" },
+      aiAnalysisRef: { name: "ai-rr-checkout-oom" },
+      confidence: 0.72,
+      confidenceLevel: "medium",
+      whyApprovalRequired: "confidence 0.72 is below the auto-approval threshold 0.8",
+      investigationSummary: "checkout pods are OOMKilled (exit 137) 14 times in 12 minutes; the limit is 128Mi",
+      recommendedWorkflow: { workflowId: "increase-memory-limit", version: "1.0.0", workflowName: "increase-memory-limit", rationale: "raise the limit to 256Mi" },
+      recommendedActions: [{ action: "Raise checkout memory limit to 256Mi", rationale: "working set peaks at 190Mi" }],
+      evidenceCollected: ["pod checkout-7d9f8b6c5-x2x7q lastState OOMKilled", "event BackOff x14"],
+      alternativesConsidered: [{ approach: "restart the pods", prosCons: "fast, but the OOM returns within minutes" }],
+      requiredBy: new Date(now.getTime() + 15 * 60_000).toISOString()
+    },
+    status: { createdAt: minutesAgo(now, 10) }
+  }
+]
+
+/** RemediationWorkflow documents registered in the storage catalog. */
+export const workflowDocuments = [
+  { name: "increase-memory-limit", actionType: "IncreaseMemoryLimit", what: "Raise a container's memory limit", whenToUse: "OOMKilled containers whose working set exceeds the limit" },
+  { name: "restart-pod", actionType: "RestartPod", what: "Delete a pod so its controller recreates it", whenToUse: "A pod stuck in a bad state that a restart clears" },
+  { name: "rollback-deployment", actionType: "RollbackDeployment", what: "Roll a deployment back to its previous revision", whenToUse: "A release that introduced a regression" }
+].map((w) => ({
+  ...w,
+  content: [
+    "apiVersion: kubemend.io/v1alpha1",
+    "kind: RemediationWorkflow",
+    "metadata:",
+    `  name: ${w.name}`,
+    "spec:",
+    "  version: 1.0.0",
+    `  actionType: ${w.actionType}`,
+    "  description:",
+    `    what: ${w.what}`,
+    `    whenToUse: ${w.whenToUse}`,
+    "  labels:",
+    "    severity: [critical, high]",
+    "    component: [deployment, pod]",
+    "    environment: [production, staging]",
+    "    priority: P1",
+    "  execution:",
+    "    engine: job",
+    `    bundle: registry.example/kubemend/${w.name}:1.0.0`,
+    "  parameters:",
+    "    - name: TARGET_NAME",
+    "      type: string",
+    "      description: Name of the target resource",
+    "      required: true",
+    "      pattern: '^[a-z0-9-]+$'",
+    "    - name: TARGET_NAMESPACE",
+    "      type: string",
+    "      description: Namespace of the target resource",
+    "      required: true"
+  ].join("\n") + "\n"
+}))

@@ -1,0 +1,43 @@
+/** Local ports: the spec's well-known ones when free, any free port otherwise, so `npm start` never fails on a clash. */
+import { Effect } from "effect"
+import * as Net from "node:net"
+
+const tryListen = (port: number) =>
+  new Promise<number | undefined>((resolve) => {
+    const server = Net.createServer()
+    server.once("error", () => resolve(undefined))
+    server.listen(port, "127.0.0.1", () => {
+      const bound = (server.address() as Net.AddressInfo).port
+      server.close(() => resolve(bound))
+    })
+  })
+
+/** `preferred` when it is free (and `auto` is off), else a free port picked by the OS. */
+export const portFor = (preferred: number, auto: boolean) =>
+  Effect.promise(async () => (auto ? undefined : await tryListen(preferred)) ?? (await tryListen(0))!)
+
+export interface LocalPorts {
+  readonly kube: number
+  readonly issuer: number
+  readonly llm: number
+  readonly alerts: number
+  readonly gateway: { readonly port: number; readonly healthPort: number; readonly metricsPort: number }
+  readonly agent: { readonly port: number; readonly healthPort: number; readonly metricsPort: number }
+  readonly storage: { readonly port: number; readonly healthPort: number; readonly metricsPort: number }
+}
+
+/** Gateway keeps 8443/8081/9090; the others sit next to it, as they would on their own pods. */
+export const choosePorts = (auto: boolean) =>
+  Effect.gen(function* () {
+    const listener = (api: number, health: number, metrics: number) =>
+      Effect.all({ port: portFor(api, auto), healthPort: portFor(health, auto), metricsPort: portFor(metrics, auto) })
+    return {
+      kube: yield* portFor(6443, auto),
+      issuer: yield* portFor(5556, auto),
+      llm: yield* portFor(11435, auto),
+      alerts: yield* portFor(9093, auto),
+      gateway: yield* listener(8443, 8081, 9090),
+      agent: yield* listener(8444, 8082, 9091),
+      storage: yield* listener(8080, 8083, 9092)
+    } satisfies LocalPorts
+  })

@@ -1,0 +1,121 @@
+/** The local platform as one scoped Effect: devkit up, cluster seeded, configs rendered, services started. */
+import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { make as makeIssuer } from "@kubemend/core/devkit/Issuer"
+import { make as makeAlerts } from "@kubemend/core/devkit/Alerts"
+import * as ScriptedLlm from "@kubemend/core/devkit/ScriptedLlm"
+import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
+import { noConsole, personas } from "@kubemend/core/Personas"
+import { StorageApi } from "@kubemend/core/StorageApi"
+import { Config, Duration, Effect, Either } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import * as Yaml from "yaml"
+import { renderServiceConfigs } from "../Platform/RenderConfig.ts"
+import { seedCluster, serviceIdentity } from "./Cluster.ts"
+import { workflowDocuments } from "./Demo.ts"
+import { choosePorts } from "./Ports.ts"
+import { spawnService, waitHealthy } from "./Processes.ts"
+import { apiGroup, audience, llmFrom, namespace, platformCr, referencedObjects, toolPrefix } from "./Platform.ts"
+import { printSummary, type StackJson } from "./Summary.ts"
+
+const root = Path.resolve(Path.dirname(new URL(import.meta.url).pathname), "..", "..", "..", "..")
+
+/** Seeds the storage catalog through its own typed client, as any other caller would. */
+const registerWorkflows = (storageUrl: string, token: string) =>
+  Effect.gen(function* () {
+    const client = yield* HttpApiClient.make(StorageApi, {
+      baseUrl: storageUrl,
+      transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
+    })
+    for (const w of workflowDocuments) {
+      yield* client.actionTypes.createActionType({
+        payload: { name: w.actionType, description: { what: w.what, whenToUse: w.whenToUse }, registeredBy: "kubemend-local" }
+      })
+      yield* client.workflows.createWorkflow({ payload: { content: w.content, source: "api", registeredBy: "kubemend-local" } })
+    }
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
+export const localPlatform = Effect.gen(function* () {
+  const started = Date.now()
+  const autoPorts = (yield* Config.string("LOCAL_PORTS").pipe(Config.withDefault("fixed"))) === "auto"
+  const quiet = (yield* Config.string("LOCAL_QUIET").pipe(Config.withDefault("false"))) === "true"
+  const dir = Path.join(root, ".local")
+  Fs.mkdirSync(dir, { recursive: true })
+  const ports = yield* choosePorts(autoPorts)
+
+  const kube = yield* DevKube.scoped({ port: ports.kube, apiGroup })
+  const issuer = yield* makeIssuer({ port: ports.issuer, audience })
+  const llmServer = yield* ScriptedLlm.scoped({ port: ports.llm })
+  const alerts = yield* makeAlerts({ port: ports.alerts })
+  const llm = llmFrom(process.env, llmServer.url)
+
+  const cr = platformCr(issuer.url, llm, alerts.url)
+  yield* seedCluster(kube, root, [...referencedObjects(llm), cr])
+  const spec = Either.getOrThrowWith(decodePlatformSpec(cr.spec), (issues) => new Error(JSON.stringify(issues)))
+
+  const identities = {
+    gateway: yield* serviceIdentity(kube, dir, "gateway"),
+    agent: yield* serviceIdentity(kube, dir, "agent"),
+    storage: yield* serviceIdentity(kube, dir, "storage")
+  }
+  const url = (port: number) => `http://127.0.0.1:${port}`
+  const apiKeyFile = Path.join(dir, "llm-api-key")
+  Fs.writeFileSync(apiKeyFile, llm.apiKey, { mode: 0o600 })
+
+  const configs = renderServiceConfigs(spec, {
+    namespace,
+    apiGroup,
+    toolPrefix,
+    serviceUrls: { gateway: url(ports.gateway.port), agent: url(ports.agent.port), storage: url(ports.storage.port) },
+    monitoring: { metricsURL: alerts.url, alertManagerURL: alerts.url },
+    listeners: {
+      gateway: { bindAddress: "127.0.0.1", ...ports.gateway },
+      agent: { bindAddress: "127.0.0.1", ...ports.agent },
+      storage: { bindAddress: "127.0.0.1", ...ports.storage }
+    },
+    files: { llmApiKeyFile: apiKeyFile, dataDir: Path.join(root, ".data") },
+    embeddedDatabase: { dataDir: Path.join(root, ".data", "postgres") },
+    allowInsecureIssuers: true
+  })
+
+  const start = (name: "gateway" | "agent" | "storage") =>
+    Effect.gen(function* () {
+      const identity = identities[name]
+      const config = { ...configs[name], storage: { ...(configs[name]["storage"] as object), tokenFile: identity.tokenFile } }
+      const configFile = Path.join(dir, `${name}.yaml`)
+      Fs.writeFileSync(configFile, Yaml.stringify(config))
+      const proc = yield* spawnService(
+        { name, root, configFile, quiet, env: { KUBECONFIG: identity.kubeconfigFile } },
+        Duration.seconds(10)
+      )
+      yield* waitHealthy(proc, `${url(ports[name].healthPort)}/healthz`, Duration.seconds(60))
+      return proc
+    })
+
+  yield* start("storage")
+  yield* registerWorkflows(url(ports.storage.port), identities.gateway.token)
+  yield* Effect.all([start("agent"), start("gateway")], { concurrency: 2 })
+
+  const tokens = Object.fromEntries(
+    yield* Effect.forEach([...personas, noConsole], (p) => Effect.map(issuer.persona(p), (t) => [p, t] as const))
+  )
+  const stack: StackJson = {
+    gateway: { url: url(ports.gateway.port), healthUrl: url(ports.gateway.healthPort), metricsUrl: url(ports.gateway.metricsPort) },
+    agent: { url: url(ports.agent.port), healthUrl: url(ports.agent.healthPort), metricsUrl: url(ports.agent.metricsPort) },
+    storage: { url: url(ports.storage.port), healthUrl: url(ports.storage.healthPort), metricsUrl: url(ports.storage.metricsPort) },
+    kube: { url: kube.url },
+    issuer: { url: issuer.url },
+    llm: { url: llmServer.url, provider: llm.provider, model: llm.model },
+    alerts: { url: alerts.url },
+    namespace,
+    apiGroup,
+    toolPrefix,
+    tokens,
+    serviceTokens: { gateway: identities.gateway.token, agent: identities.agent.token }
+  }
+  Fs.writeFileSync(Path.join(dir, "stack.json"), JSON.stringify(stack, null, 2) + "\n")
+  printSummary(stack, Date.now() - started)
+  yield* Effect.addFinalizer(() => Effect.sync(() => process.stdout.write("\nkubemend: draining and stopping…\n")))
+  return yield* Effect.never
+}).pipe(Effect.annotateLogs("service", "local"), Effect.tapErrorCause(Effect.logError))

@@ -1,0 +1,52 @@
+/** What `npm start` prints and writes to `.local/stack.json` (the shape README, tests and benchmarks rely on). */
+export interface Endpoint {
+  readonly url: string
+  readonly healthUrl: string
+  readonly metricsUrl: string
+}
+
+export interface StackJson {
+  readonly gateway: Endpoint
+  readonly agent: Endpoint
+  readonly storage: Endpoint
+  readonly kube: { readonly url: string }
+  readonly issuer: { readonly url: string }
+  readonly llm: { readonly url: string; readonly provider: string; readonly model: string }
+  readonly alerts: { readonly url: string }
+  readonly namespace: string
+  readonly apiGroup: string
+  readonly toolPrefix: string
+  readonly tokens: Readonly<Record<string, string>>
+  readonly serviceTokens: { readonly gateway: string; readonly agent: string }
+}
+
+export const printSummary = (stack: StackJson, elapsedMs: number) => {
+  const sre = stack.tokens["sre"] ?? ""
+  const mcpConfig = {
+    mcpServers: {
+      kubemend: { type: "streamable-http", url: `${stack.gateway.url}/mcp`, headers: { Authorization: `Bearer ${sre}` } }
+    }
+  }
+  const lines = [
+    "",
+    `Kubemend is running (ready in ${(elapsedMs / 1000).toFixed(1)} s)`,
+    "",
+    `  gateway   ${stack.gateway.url}  (MCP ${stack.gateway.url}/mcp, A2A ${stack.gateway.url}/a2a/invoke, status ${stack.gateway.url}/a2a/status)`,
+    `            health ${stack.gateway.healthUrl}/readyz  metrics ${stack.gateway.metricsUrl}/metrics`,
+    `  agent     ${stack.agent.url}  (REST /api/v1/incident/…, MCP /api/v1/mcp)`,
+    `  storage   ${stack.storage.url}  (OpenAPI ${stack.storage.url}/api/v1/openapi.json)`,
+    `  cluster   ${stack.kube.url}  (dev Kubernetes API; kubeconfigs in .local/*.kubeconfig)`,
+    `  issuer    ${stack.issuer.url}  (mint a token: curl -s -XPOST ${stack.issuer.url}/dev/token -d '{"preferred_username":"me","groups":["kubemend-sre"]}')`,
+    `  model     ${stack.llm.provider} ${stack.llm.model} at ${stack.llm.url}`,
+    "",
+    "Tokens (1 h; all of them are in .local/stack.json):",
+    ...Object.entries(stack.tokens).map(([persona, token]) => `  ${persona.padEnd(22)} ${token}`),
+    "",
+    "MCP client configuration (the sre persona):",
+    JSON.stringify(mcpConfig, null, 2),
+    "",
+    "Ctrl-C drains and stops everything.",
+    ""
+  ]
+  process.stdout.write(lines.join("\n"))
+}
