@@ -7,11 +7,13 @@ import * as ScriptedLlm from "@kubemend/core/devkit/ScriptedLlm"
 import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { noConsole, personas } from "@kubemend/core/Personas"
 import { StorageApi } from "@kubemend/core/StorageApi"
-import { Config, Duration, Effect, Either } from "effect"
+import { Config, Duration, Effect, Either, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
+import { layerInProcess } from "../Operator.ts"
 import { renderServiceConfigs } from "../Platform/RenderConfig.ts"
+import { runLocalKubelet } from "./Kubelet.ts"
 import { seedCluster, serviceIdentity } from "./Cluster.ts"
 import { workflowDocuments } from "./Demo.ts"
 import { choosePorts } from "./Ports.ts"
@@ -96,6 +98,14 @@ export const localPlatform = Effect.gen(function* () {
   yield* start("storage")
   yield* registerWorkflows(url(ports.storage.port), identities.gateway.token)
   yield* Effect.all([start("agent"), start("gateway")], { concurrency: 2 })
+
+  // The operator reconciles the same CR in process; the local kubelet makes its Job and Deployments report back.
+  yield* runLocalKubelet(kube, {
+    gateway: `${url(ports.gateway.healthPort)}/readyz`,
+    agent: `${url(ports.agent.healthPort)}/readyz`,
+    storage: `${url(ports.storage.healthPort)}/readyz`
+  })
+  yield* Layer.build(layerInProcess({ kubeconfig: kube.kubeConfig(), apiGroup }))
 
   const tokens = Object.fromEntries(
     yield* Effect.forEach([...personas, noConsole], (p) => Effect.map(issuer.persona(p), (t) => [p, t] as const))
