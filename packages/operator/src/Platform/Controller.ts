@@ -1,0 +1,59 @@
+/**
+ * The platform controller: an informer on the platform CRs (every namespace, or the configured one) feeding the
+ * work queue, and the workers running `PlatformReconciler.reconcile`. Runs for the layer's scope. Readiness (when a
+ * `Readiness` service is present) waits for the informer's first list.
+ */
+import { CrVersion } from "@kubemend/core/domain/Meta"
+import { PlatformKind } from "@kubemend/core/domain/Platform/index"
+import { Readiness } from "@kubemend/core/Servers"
+import { Deferred, Effect, Layer, Option } from "effect"
+import { Cluster } from "../Cluster.ts"
+import { runWorkers } from "../Controller.ts"
+import { ControllerMetrics } from "../ControllerMetrics.ts"
+import { runInformer, specOrDeletionChanged } from "../Informer.ts"
+import { OperatorConfig } from "../OperatorConfig.ts"
+import * as WorkQueue from "../WorkQueue.ts"
+import { PlatformReconciler } from "./Reconcile.ts"
+
+/** `controller` label of the platform controller's logs and metrics (controller-runtime uses the lower-case kind). */
+export const controllerName = "kubemend"
+
+export const PlatformControllerLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const cluster = yield* Cluster
+    const config = yield* OperatorConfig
+    const reconciler = yield* PlatformReconciler
+    const metrics = yield* ControllerMetrics
+    const queue = yield* WorkQueue.make({
+      name: controllerName,
+      capacity: config.queueCapacity,
+      backoffBase: config.backoffBase,
+      backoffMax: config.backoffMax,
+      observer: metrics.observer
+    })
+    const synced = yield* Deferred.make<void>()
+    const readiness = yield* Effect.serviceOption(Readiness)
+    if (Option.isSome(readiness)) {
+      yield* readiness.value.register(
+        "informer",
+        Deferred.isDone(synced).pipe(Effect.filterOrFail((done) => done, () => "platform CRs not listed yet"))
+      )
+    }
+    yield* Effect.forkScoped(runInformer({
+      cluster,
+      collection: {
+        apiVersion: `${config.apiGroup}/${CrVersion}`,
+        kind: PlatformKind,
+        ...Option.match(config.watchNamespace, { onNone: () => ({}), onSome: (namespace) => ({ namespace }) })
+      },
+      onKey: queue.add,
+      relevant: specOrDeletionChanged,
+      watchTimeout: config.watchTimeout,
+      backoffMax: config.watchBackoffMax,
+      synced
+    }).pipe(Effect.annotateLogs("controller", controllerName)))
+    yield* runWorkers({ name: controllerName, workers: config.workers, queue, reconcile: reconciler.reconcile })
+    yield* Effect.logInfo("platform controller started").pipe(
+      Effect.annotateLogs({ controller: controllerName, workers: config.workers }))
+  })
+)

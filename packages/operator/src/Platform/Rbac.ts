@@ -1,0 +1,144 @@
+/**
+ * Cluster-scoped RBAC of one platform: the 14 baseline ClusterRoles `{namespace}-{base}`, the 2 monitoring ones
+ * when monitoring is on, the 6 `tool-<persona>` roles and the console-access role (from core's persona table), the
+ * automation role when ansible is on, and their bindings: service accounts to their roles, `roleBindings` groups to
+ * tool roles, console groups, and the agent's `additionalClusterRoleBindings`.
+ */
+import type { KubeObject } from "@kubemend/core/K8s"
+import type { PlatformSpec } from "@kubemend/core/domain/Platform/index"
+import { type PolicyRule, renderRbac } from "@kubemend/core/Personas"
+import { ownerLabels, type RbacSet, rbacSetLabel, type ServiceName, workloadName } from "./Names.ts"
+
+export interface RbacContext {
+  readonly namespace: string
+  readonly name: string
+  readonly apiGroup: string
+  readonly toolPrefix: string
+}
+
+const rule = (apiGroups: ReadonlyArray<string>, resources: ReadonlyArray<string>, verbs: ReadonlyArray<string>,
+  resourceNames?: ReadonlyArray<string>): PolicyRule => ({ apiGroups, resources, verbs, ...(resourceNames ? { resourceNames } : {}) })
+
+const read = ["get", "list", "watch"]
+const write = ["get", "list", "watch", "create", "update", "patch", "delete"]
+const reviews = [
+  rule(["authentication.k8s.io"], ["tokenreviews"], ["create"]),
+  rule(["authorization.k8s.io"], ["subjectaccessreviews"], ["create"])
+]
+const events = rule([""], ["events"], ["create", "patch"])
+
+/** The 14 baseline roles by base name. Controllers of the remediation lifecycle get theirs ready to bind. */
+const baselineRules = (g: string): ReadonlyArray<readonly [string, ReadonlyArray<PolicyRule>]> => [
+  ["aianalysis-controller", [rule([g], ["aianalyses", "aianalyses/status"], write), rule([g], ["remediationrequests"], read), events]],
+  ["agent-client", [rule([""], ["services"], ["get", "create"], [workloadName("agent")])]],
+  ["agent-investigator", [
+    rule(["", "apps", "batch", "networking.k8s.io", "policy", "autoscaling"], ["*"], read),
+    rule([g], ["*"], read),
+    rule([g], ["investigationsessions", "investigationsessions/status"], write),
+    // Interactive sessions hold and list leases (release 1.5: lease list permission for the agent).
+    rule(["coordination.k8s.io"], ["leases"], ["get", "list", "watch", "create", "update", "patch", "delete"]),
+    ...reviews
+  ]],
+  ["signalprocessing-controller", [rule([g], ["signalprocessings", "signalprocessings/status"], write), rule(["", "apps"], ["*"], read), events]],
+  ["remediationorchestrator-controller", [
+    rule([g], ["remediationrequests", "remediationrequests/status", "remediationapprovalrequests",
+      "remediationapprovalrequests/status", "aianalyses", "signalprocessings", "workflowexecutions",
+      "effectivenessassessments", "notificationrequests"], write),
+    rule([""], ["namespaces"], read),
+    events
+  ]],
+  ["workflowexecution-controller", [rule([g], ["workflowexecutions", "workflowexecutions/status"], write), rule(["batch"], ["jobs"], write), events]],
+  ["workflow-runner", [rule(["", "apps", "batch", "autoscaling", "policy"], ["*"], ["get", "list", "watch", "patch", "update"])]],
+  ["effectivenessmonitor-controller", [
+    rule([g], ["effectivenessassessments", "effectivenessassessments/status"], write),
+    rule([g], ["remediationrequests"], read), rule(["", "apps"], ["*"], read), events
+  ]],
+  ["notification-controller", [rule([g], ["notificationrequests", "notificationrequests/status"], write), events]],
+  ["storage-auth-middleware", reviews],
+  ["storage-client", [rule([""], ["services"], ["get", "create"], [workloadName("storage")])]],
+  ["authwebhook", [rule([g], ["remediationapprovalrequests", "remediationapprovalrequests/status"], ["get", "update", "patch"]), ...reviews]],
+  ["signal-gateway", [rule([g], ["remediationrequests", "remediationrequests/status"], write), rule([""], ["namespaces"], read)]],
+  ["gateway", [
+    rule([g], ["remediationrequests", "remediationrequests/status", "remediationapprovalrequests",
+      "remediationapprovalrequests/status", "investigationsessions"], write),
+    rule([g], ["*"], read),
+    rule(["", "apps", "batch", "networking.k8s.io"], ["*"], read),
+    rule(["coordination.k8s.io"], ["leases"], read),
+    ...reviews
+  ]]
+]
+
+const monitoringRules: ReadonlyArray<readonly [string, ReadonlyArray<PolicyRule>]> = [
+  ["alertmanager-view", [rule(["monitoring.coreos.com"], ["alertmanagers", "prometheuses"], ["get"]),
+    rule(["monitoring.coreos.com"], ["alertmanagers/api", "prometheuses/api"], ["get", "create"])]],
+  ["gateway-signal-source", [rule([""], ["services"], ["get", "create"], [workloadName("gateway")])]]
+]
+
+/** Which service account is bound to which baseline/monitoring role. */
+const serviceBindings: ReadonlyArray<readonly [string, ServiceName]> = [
+  ["agent-investigator", "agent"],
+  ["storage-auth-middleware", "storage"],
+  ["storage-auth-middleware", "agent"],
+  ["storage-client", "gateway"],
+  ["storage-client", "agent"],
+  ["agent-client", "gateway"],
+  ["gateway", "gateway"]
+]
+
+export interface RenderedClusterRbac {
+  readonly clusterRoles: ReadonlyArray<KubeObject>
+  readonly clusterRoleBindings: ReadonlyArray<KubeObject>
+  /** Names of the bindings made from `apiFrontend.rbac.roleBindings` (status `boundToolRoleBindings`). */
+  readonly toolBindingNames: ReadonlyArray<string>
+  /** ClusterRoles bound from `agent.additionalClusterRoleBindings` (status `boundAdditionalClusterRoles`). */
+  readonly additionalRoles: ReadonlyArray<string>
+}
+
+const rbacApi = "rbac.authorization.k8s.io/v1"
+
+export const renderClusterRbac = (spec: PlatformSpec, ctx: RbacContext): RenderedClusterRbac => {
+  const labels = (set: RbacSet) => ({ ...ownerLabels(ctx.apiGroup, ctx.namespace, ctx.name), [rbacSetLabel(ctx.apiGroup)]: set })
+  const prefixed = (base: string) => `${ctx.namespace}-${base}`
+  const role = (name: string, rules: ReadonlyArray<PolicyRule>, set: RbacSet): KubeObject => ({
+    apiVersion: rbacApi, kind: "ClusterRole", metadata: { name, labels: labels(set) }, rules
+  })
+  const binding = (name: string, roleName: string, subjects: ReadonlyArray<object>): KubeObject => ({
+    apiVersion: rbacApi,
+    kind: "ClusterRoleBinding",
+    metadata: { name, labels: labels("binding") },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: roleName },
+    subjects
+  })
+  const sa = (svc: ServiceName) => ({ kind: "ServiceAccount", name: workloadName(svc), namespace: ctx.namespace })
+
+  const personaRbac = renderRbac({
+    apiGroup: ctx.apiGroup,
+    toolPrefix: ctx.toolPrefix,
+    roleBindings: spec.apiFrontend.rbac.roleBindings,
+    ...(spec.apiFrontend.rbac.consoleAccessGroups === undefined ? {} : { consoleAccessGroups: spec.apiFrontend.rbac.consoleAccessGroups })
+  })
+  const toolBindings = personaRbac.clusterRoleBindings.map((b) => binding(prefixed(b.metadata.name), b.roleRef.name, b.subjects))
+  const toolBindingNames = toolBindings.slice(0, spec.apiFrontend.rbac.roleBindings.length).map((b) => b.metadata.name)
+  const additionalRoles = [...new Set(spec.agent.additionalClusterRoleBindings ?? [])]
+
+  const clusterRoles = [
+    ...baselineRules(ctx.apiGroup).map(([base, rules]) => role(prefixed(base), rules, "baseline")),
+    ...(spec.monitoring.enabled ? monitoringRules.map(([base, rules]) => role(prefixed(base), rules, "monitoring")) : []),
+    ...personaRbac.clusterRoles.map((r) => role(r.metadata.name, r.rules, r.metadata.name.startsWith("tool-") ? "tool" : "console")),
+    ...(spec.ansible.enabled
+      ? [role(prefixed("workflow-automation"), [
+        rule([ctx.apiGroup], ["workflowexecutions", "workflowexecutions/status"], ["get", "list", "watch", "patch", "update"]),
+        rule([""], ["secrets"], ["get"], [spec.ansible.tokenSecretRef?.name, spec.ansible.caCertSecretRef?.name]
+          .filter((n): n is string => n !== undefined))
+      ].filter((r) => r.resourceNames === undefined || r.resourceNames.length > 0), "automation")]
+      : [])
+  ]
+  const clusterRoleBindings = [
+    ...serviceBindings.map(([base, svc]) => binding(prefixed(`${base}-${svc}`), prefixed(base), [sa(svc)])),
+    ...(spec.monitoring.enabled ? [binding(prefixed("alertmanager-view-gateway"), prefixed("alertmanager-view"), [sa("gateway")])] : []),
+    ...(spec.ansible.enabled ? [binding(prefixed("workflow-automation-agent"), prefixed("workflow-automation"), [sa("agent")])] : []),
+    ...toolBindings,
+    ...additionalRoles.map((r) => binding(prefixed(`agent-additional-${r}`), r, [sa("agent")]))
+  ]
+  return { clusterRoles, clusterRoleBindings, toolBindingNames, additionalRoles }
+}

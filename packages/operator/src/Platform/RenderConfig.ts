@@ -1,0 +1,258 @@
+/**
+ * The config file each service reads (its `CONFIG_FILE`), rendered from the platform CR. Pure: the reconciler puts
+ * the result into ConfigMaps, the local platform writes it to disk for child processes. The keys are exactly those
+ * the service's config loader reads: `ServerConfig.layerConfig` (`port`, `healthPort`, `metricsPort`, `bindAddress`,
+ * `shutdown.drainSeconds`, `tls.*`), `logging.level`, and the service's own loader (GatewayConfig, AgentConfig +
+ * the core Llm/Auth blocks, StorageConfig).
+ */
+import type { PlatformSpec } from "@kubemend/core/domain/Platform/index"
+import { normalizeLlmProvider } from "@kubemend/core/domain/Platform/index"
+import { apiPorts, healthPort, metricsPort, paths, type ServiceName, serviceUrl } from "./Names.ts"
+
+export interface Listener {
+  readonly bindAddress?: string
+  readonly port?: number
+  readonly healthPort?: number
+  readonly metricsPort?: number
+  /** PEM files; both set -> the API serves HTTPS. */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string }
+}
+
+export interface RenderContext {
+  /** Namespace of the platform CR (the controller namespace of every service). */
+  readonly namespace: string
+  readonly apiGroup: string
+  /** Tool name prefix (`svc` -> `svc_list_remediations`). Default `svc`. */
+  readonly toolPrefix?: string
+  /** How the services reach each other. Default: the in-cluster Service DNS names. */
+  readonly serviceUrls?: Partial<Record<ServiceName, string>>
+  /** Monitoring backends; default: `spec.monitoring` URLs, else derived from the cluster's monitoring stack. */
+  readonly monitoring?: { readonly metricsURL?: string; readonly alertManagerURL?: string }
+  /** Listener overrides per service (the local platform binds loopback and picks ports). */
+  readonly listeners?: Partial<Record<ServiceName, Listener>>
+  /** File locations, default the pod mount paths. */
+  readonly files?: {
+    /** `null`: no key file (a local model that needs no key). */
+    readonly llmApiKeyFile?: string | null
+    readonly llmRuntimeConfigFile?: string
+    readonly postgresDir?: string
+    readonly dataDir?: string
+    /** Bearer token file the gateway and agent present to storage; default the pod's service account token. */
+    readonly serviceTokenFile?: string
+  }
+  /** Storage runs its embedded PostgreSQL instead of `spec.postgresql` (the local platform). */
+  readonly embeddedDatabase?: { readonly dataDir: string; readonly port?: number }
+  /** Accept `http:` issuers and JWKS URLs (the local dev issuer). */
+  readonly allowInsecureIssuers?: boolean
+  /** Kubeconfig YAML text for the services (the local platform); in a cluster they use their service account. */
+  readonly kubeconfig?: string
+}
+
+export interface ServiceConfigs {
+  readonly gateway: Record<string, unknown>
+  readonly agent: Record<string, unknown>
+  readonly storage: Record<string, unknown>
+}
+
+/** Derived when monitoring is on and no URL is given: the in-cluster Prometheus-compatible querier and Alertmanager. */
+export const defaultMonitoring = {
+  metricsURL: "https://thanos-querier.openshift-monitoring.svc:9091",
+  alertManagerURL: "https://alertmanager-main.openshift-monitoring.svc:9094"
+} as const
+
+/** The metrics and alert-manager URLs the platform uses, or none when monitoring is off. */
+export const monitoringUrls = (spec: PlatformSpec, ctx: Pick<RenderContext, "monitoring">) =>
+  spec.monitoring.enabled
+    ? {
+      metricsURL: ctx.monitoring?.metricsURL ?? spec.monitoring.metricsURL ?? defaultMonitoring.metricsURL,
+      alertManagerURL: ctx.monitoring?.alertManagerURL ?? spec.monitoring.alertManagerURL ?? defaultMonitoring.alertManagerURL
+    }
+    : undefined
+
+/** Drops undefined values so absent keys stay absent in the YAML. */
+const defined = (o: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
+
+const level = (l: string) => l.toLowerCase()
+
+const common = (svc: ServiceName, ctx: RenderContext, drainSeconds: number, logLevel: string) => {
+  const l = ctx.listeners?.[svc] ?? {}
+  return defined({
+    bindAddress: l.bindAddress ?? "0.0.0.0",
+    port: l.port ?? apiPorts[svc],
+    healthPort: l.healthPort ?? healthPort,
+    metricsPort: l.metricsPort ?? metricsPort,
+    tls: l.tls === undefined ? undefined : { certFile: l.tls.certFile, keyFile: l.tls.keyFile },
+    shutdown: { drainSeconds },
+    logging: { level: level(logLevel) }
+  })
+}
+
+const urlOf = (svc: ServiceName, ctx: RenderContext) => ctx.serviceUrls?.[svc] ?? serviceUrl(svc, ctx.namespace)
+
+/** Where the gateway and agent reach storage, authenticated with their service account token (TokenReview). */
+const storageClient = (ctx: RenderContext) => ({ url: urlOf("storage", ctx), tokenFile: ctx.files?.serviceTokenFile ?? paths.serviceAccountToken })
+
+const providers = (list: ReadonlyArray<PlatformSpec["apiFrontend"]["auth"]["jwtProviders"][number]>) =>
+  list.map((p) => defined({ ...p, audiences: [...p.audiences] }))
+
+const renderGateway = (spec: PlatformSpec, ctx: RenderContext): Record<string, unknown> => {
+  const af = spec.apiFrontend
+  const monitoring = monitoringUrls(spec, ctx)
+  const prefix = ctx.toolPrefix ?? "svc"
+  return {
+    ...common("gateway", ctx, af.shutdown.drainSeconds, af.logging.level),
+    kubernetes: defined({ namespace: ctx.namespace, apiGroup: ctx.apiGroup, kubeconfig: ctx.kubeconfig }),
+    toolPrefix: prefix,
+    mcp: { enabled: af.enabled },
+    interactive: { enabled: spec.agent.interactive.enabled },
+    severityTriage: { enabled: af.severityTriage.enabled },
+    ...(monitoring === undefined ? {} : { metricsBackend: { url: monitoring.metricsURL } }),
+    rateLimit: { ...af.rateLimit },
+    auth: defined({
+      issuerURL: af.auth.issuerURL,
+      audience: af.auth.audience,
+      jwksURL: af.auth.jwksURL,
+      jwtProviders: providers(af.auth.jwtProviders),
+      allowInsecureIssuers: ctx.allowInsecureIssuers ?? af.auth.allowInsecureIssuers
+    }),
+    rbac: { sarCacheTTL: af.rbac.sarCacheTTL },
+    agent: { url: urlOf("agent", ctx), toolPrefix: prefix },
+    storage: storageClient(ctx),
+    ...(af.externalURL === undefined ? {} : { a2a: { publicUrl: af.externalURL } }),
+    // The A2A loop's model: the agent's main LLM, without the per-phase overrides of investigations.
+    llm: renderLlm(spec, ctx, false)
+  }
+}
+
+/** For openai the operator appends `/v1` (document 3); the adapter does not append it twice. */
+const llmEndpoint = (provider: string, endpoint: string | undefined) =>
+  endpoint === undefined || provider !== "openai" || /\/v1\/?$/.test(endpoint) ? endpoint : `${endpoint.replace(/\/+$/, "")}/v1`
+
+const renderLlm = (spec: PlatformSpec, ctx: RenderContext, phased = true): Record<string, unknown> => {
+  const llm = spec.agent.llm
+  const provider = normalizeLlmProvider(llm.provider)
+  const phaseModels = llm.phaseModels === undefined ? undefined : Object.fromEntries(
+    Object.entries(llm.phaseModels).map(([phase, o]) => [phase, defined({
+      ...o,
+      provider: o.provider === undefined ? undefined : normalizeLlmProvider(o.provider),
+      endpoint: llmEndpoint(o.provider === undefined ? provider : normalizeLlmProvider(o.provider), o.endpoint)
+    })])
+  )
+  return defined({
+    provider,
+    model: llm.model,
+    endpoint: llmEndpoint(provider, llm.endpoint),
+    apiKeyFile: ctx.files?.llmApiKeyFile === null ? undefined : ctx.files?.llmApiKeyFile ?? paths.llmApiKeyFile,
+    temperature: llm.temperature,
+    maxRetries: llm.maxRetries,
+    timeoutSeconds: llm.timeoutSeconds,
+    azureApiVersion: llm.azureApiVersion,
+    vertexProject: llm.vertexProject,
+    vertexLocation: llm.vertexLocation,
+    bedrockRegion: llm.bedrockRegion,
+    tlsCaFile: llm.tlsCaFile,
+    // Client id and secret come from the Secret as environment (AGENT_LLM_OAUTH2_CLIENT_ID/_SECRET), never the file.
+    oauth2: llm.oauth2?.enabled === true
+      ? defined({ tokenURL: llm.oauth2.tokenURL, scopes: llm.oauth2.scopes === undefined ? undefined : [...llm.oauth2.scopes] })
+      : undefined,
+    phaseModels: phased ? phaseModels : undefined,
+    runtimeConfigFile: !phased || llm.runtimeConfigMapName === undefined
+      ? undefined
+      : ctx.files?.llmRuntimeConfigFile ?? paths.runtimeFile
+  })
+}
+
+const renderAgent = (spec: PlatformSpec, ctx: RenderContext): Record<string, unknown> => {
+  const a = spec.agent
+  const alignmentLlm = a.alignmentCheck.llm
+  return {
+    ...common("agent", ctx, a.shutdown.drainSeconds, a.logging.level),
+    ...defined({ namespace: ctx.namespace, apiGroup: ctx.apiGroup, kubeconfig: ctx.kubeconfig }),
+    maxTurns: a.maxTurns,
+    session: { ttl: a.session.ttl },
+    safety: {
+      sanitization: { ...a.safety.sanitization },
+      anomaly: { ...a.safety.anomaly }
+    },
+    summarizer: { maxToolOutputSize: a.summarizer.maxToolOutputSize },
+    alignmentCheck: defined({
+      enabled: a.alignmentCheck.enabled,
+      timeout: a.alignmentCheck.timeout,
+      maxStepTokens: a.alignmentCheck.maxStepTokens,
+      // A dedicated model for the shadow agent; its key comes from the environment (AGENT_ALIGNMENT_CHECK_LLM_API_KEY).
+      llm: alignmentLlm === undefined ? undefined : defined({
+        provider: alignmentLlm.provider === undefined ? undefined : normalizeLlmProvider(alignmentLlm.provider),
+        model: alignmentLlm.model,
+        endpoint: alignmentLlm.endpoint
+      })
+    }),
+    interactive: defined({
+      enabled: a.interactive.enabled,
+      inactivityTimeout: a.interactive.inactivityTimeout,
+      jwtProviders: providers(a.interactive.jwtProviders),
+      allowInsecureIssuers: ctx.allowInsecureIssuers
+    }),
+    llm: renderLlm(spec, ctx),
+    storage: storageClient(ctx)
+  }
+}
+
+const renderStorage = (spec: PlatformSpec, ctx: RenderContext): Record<string, unknown> => {
+  const ds = spec.dataStorage
+  const pg = spec.postgresql
+  const dir = ctx.files?.postgresDir ?? paths.postgresDir
+  const database = ctx.embeddedDatabase === undefined
+    ? {
+      postgresql: defined({
+        host: pg.host,
+        port: pg.port,
+        sslMode: pg.sslMode,
+        usernameFile: `${dir}/username`,
+        passwordFile: `${dir}/password`,
+        databaseFile: `${dir}/database`
+      })
+    }
+    : { embeddedPostgres: defined({ dataDir: ctx.embeddedDatabase.dataDir, port: ctx.embeddedDatabase.port }) }
+  return {
+    ...common("storage", ctx, 15, ds.logging.level),
+    namespace: ctx.namespace,
+    apiGroup: ctx.apiGroup,
+    dataDir: ctx.files?.dataDir ?? paths.dataDir,
+    ...database,
+    retention: defined({
+      enabled: ds.retention.enabled,
+      interval: ds.retention.interval,
+      batchSize: ds.retention.batchSize,
+      defaultDays: ds.retention.defaultDays
+    })
+  }
+}
+
+/** The three config files, as plain objects (serialize with YAML for a ConfigMap or a file). */
+export const renderServiceConfigs = (spec: PlatformSpec, ctx: RenderContext): ServiceConfigs => ({
+  gateway: renderGateway(spec, ctx),
+  agent: renderAgent(spec, ctx),
+  storage: renderStorage(spec, ctx)
+})
+
+/** The console's proxy file: routes of document 3 (SSE unbuffered on `/a2a/`), issuer, upstream gateway. */
+export const renderConsoleConfig = (spec: PlatformSpec, ctx: RenderContext): Record<string, unknown> => {
+  const auth = spec.apiFrontend.auth
+  const issuer = spec.console.auth?.issuerURL ?? auth.jwtProviders[0]?.issuerURL ?? auth.issuerURL
+  return defined({
+    port: 4180,
+    upstream: urlOf("gateway", ctx),
+    issuerURL: issuer,
+    clientIdFile: `${paths.consoleSecretDir}/client-id`,
+    clientSecretFile: `${paths.consoleSecretDir}/client-secret`,
+    cookieSecretFile: `${paths.consoleSecretDir}/cookie-secret`,
+    healthPath: "/healthz",
+    routes: [
+      { path: "/a2a/", timeoutSeconds: 3600, buffering: false },
+      { path: "/mcp", timeoutSeconds: 30 },
+      { path: "/.well-known/", rewrite: false }
+    ],
+    spaFallback: true
+  })
+}
