@@ -11,11 +11,12 @@ import { Config, Duration, Effect, Either, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
+import { layerInProcess as lifecycleInProcess } from "../Lifecycle/index.ts"
 import { layerInProcess } from "../Operator.ts"
 import { renderServiceConfigs } from "../Platform/RenderConfig.ts"
 import { runLocalKubelet } from "./Kubelet.ts"
 import { seedCluster, serviceIdentity } from "./Cluster.ts"
-import { workflowDocuments } from "./Demo.ts"
+import { demoNamespace, workflowDocuments } from "./Demo.ts"
 import { choosePorts } from "./Ports.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
 import { apiGroup, audience, llmFrom, namespace, platformCr, referencedObjects, toolPrefix } from "./Platform.ts"
@@ -106,6 +107,18 @@ export const localPlatform = Effect.gen(function* () {
     storage: `${url(ports.storage.healthPort)}/readyz`
   })
   yield* Layer.build(layerInProcess({ kubeconfig: kube.kubeConfig(), apiGroup }))
+  // The remediation lifecycle: analyses through the agent's REST contract, approvals, blocks, executions that a
+  // simulator completes, and a trickle of new signals so a connected client sees remediations move.
+  yield* Layer.build(
+    lifecycleInProcess({
+      kubeconfig: kube.kubeConfig(),
+      namespace,
+      apiGroup,
+      agentUrl: url(ports.agent.port),
+      simulator: { enabled: true, completeAfter: Duration.seconds(20) },
+      signals: { enabled: true, namespace: demoNamespace }
+    })
+  )
 
   const tokens = Object.fromEntries(
     yield* Effect.forEach([...personas, noConsole], (p) => Effect.map(issuer.persona(p), (t) => [p, t] as const))

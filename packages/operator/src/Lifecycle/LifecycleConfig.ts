@@ -1,0 +1,246 @@
+/**
+ * Tunables of the remediation lifecycle controllers. Keys mirror the platform CR blocks they come from
+ * (`remediationOrchestrator.*`, `aiAnalysis.confidenceThreshold`) plus a `lifecycle` block for what the CR does not
+ * name (agent address, poll interval, the local platform's execution simulator and signal stream). Read from the
+ * operator's provider: camelCase in the YAML file, `OPERATOR_REMEDIATION_ORCHESTRATOR_TIMEOUTS_ANALYZING`-style
+ * environment overrides. Durations are Go strings (`30s`, `15m`).
+ */
+import { duration, intInRange } from "@kubemend/core/Config"
+import { Config, ConfigError, Context, Duration, Effect, Either, Layer } from "effect"
+
+export interface PhaseTimeouts {
+  /** From the RR's start to any terminal phase (Blocked and AwaitingApproval excluded). */
+  readonly global: Duration.Duration
+  readonly processing: Duration.Duration
+  readonly analyzing: Duration.Duration
+  /** The `Running` phase (the WorkflowExecution). */
+  readonly executing: Duration.Duration
+  /** Approval deadline: a RAR's `requiredBy` is its creation plus this (default 15 minutes). */
+  readonly awaitingApproval: Duration.Duration
+  readonly verifying: Duration.Duration
+}
+
+export interface RoutingSettings {
+  /** Consecutive failures on one fingerprint that block new RRs (`ConsecutiveFailures`). */
+  readonly consecutiveFailureThreshold: number
+  readonly consecutiveFailureCooldown: Duration.Duration
+  /** Same workflow on the same target within this period blocks (`RecentlyRemediated`). */
+  readonly recentlyRemediatedCooldown: Duration.Duration
+  /** `ExponentialBackoff` after a workflow failure: base doubled per failure, capped. */
+  readonly exponentialBackoffBase: Duration.Duration
+  readonly exponentialBackoffMax: Duration.Duration
+  /** Remediated RRs on one fingerprint within the window that make the chain ineffective (`IneffectiveChain`). */
+  readonly ineffectiveChainThreshold: number
+  readonly ineffectiveTimeWindow: Duration.Duration
+  /** Recheck of `DuplicateInProgress`, `ResourceBusy` and `UnmanagedResource`. */
+  readonly recheckInterval: Duration.Duration
+  /** Inconclusive investigations of one RR before it blocks (`ConsecutiveFailures` cooldown). */
+  readonly inconclusiveStrikes: number
+}
+
+export interface LifecycleSettings {
+  /** Run the lifecycle controllers in this operator. */
+  readonly enabled: boolean
+  /** Base address of the investigation agent's REST API (`/api/v1/incident/...` is appended). */
+  readonly agentUrl: string
+  /** Deadline of one agent request. */
+  readonly agentRequestTimeout: Duration.Duration
+  /** How often a running agent session is polled. */
+  readonly pollInterval: Duration.Duration
+  /** Sessions regenerated after a 404 on poll (agent restarted) before the analysis fails. */
+  readonly maxSessionRegenerations: number
+  /** Minimum confidence for auto-approval (`aiAnalysis.confidenceThreshold`); below it a RAR is created. */
+  readonly confidenceThreshold: number
+  readonly timeouts: PhaseTimeouts
+  readonly routing: RoutingSettings
+  /** Wait after the workflow before the assessment calls the remediation effective. */
+  readonly stabilizationWindow: Duration.Duration
+  /** Stop after analysis with outcome `DryRun`: no approval, execution or assessment resources. */
+  readonly dryRun: boolean
+  /** Terminal RRs are deleted this long after they finished. */
+  readonly retention: Duration.Duration
+  /** Channel of the NotificationRequests sent on escalation. */
+  readonly escalationChannel: string
+  /** Concurrent reconciles per controller. */
+  readonly workers: number
+  readonly queueCapacity: number
+  /** Retry delay of a failed reconcile, doubling per failure up to the max. */
+  readonly backoffBase: Duration.Duration
+  readonly backoffMax: Duration.Duration
+  /** Every object is reconciled again this often even without events. */
+  readonly resyncPeriod: Duration.Duration
+  /** How long the platform CR's overrides of these settings are cached. */
+  readonly platformRefresh: Duration.Duration
+  /** The local platform's stand-in for the workflow engine: completes (or fails on request) WorkflowExecutions. */
+  readonly simulator: {
+    readonly enabled: boolean
+    /** How long a simulated execution runs. */
+    readonly completeAfter: Duration.Duration
+  }
+  /** The local platform's signal stream (a new RR every `interval`, some duplicates, one unmanaged target). */
+  readonly signals: {
+    readonly enabled: boolean
+    readonly interval: Duration.Duration
+    /** Namespace of the managed demo workloads the signals point at. */
+    readonly namespace: string
+    /** Namespace without the managed label (the one unmanaged target). */
+    readonly unmanagedNamespace: string
+    /** RRs created before the stream stops (bounded). */
+    readonly maxSignals: number
+  }
+}
+
+const timeoutDefaults: PhaseTimeouts = {
+  global: Duration.hours(1),
+  processing: Duration.minutes(5),
+  analyzing: Duration.minutes(10),
+  executing: Duration.minutes(30),
+  awaitingApproval: Duration.minutes(15),
+  verifying: Duration.minutes(30)
+}
+
+const routingDefaults: RoutingSettings = {
+  consecutiveFailureThreshold: 3,
+  consecutiveFailureCooldown: Duration.hours(1),
+  recentlyRemediatedCooldown: Duration.minutes(5),
+  exponentialBackoffBase: Duration.minutes(1),
+  exponentialBackoffMax: Duration.minutes(10),
+  ineffectiveChainThreshold: 3,
+  ineffectiveTimeWindow: Duration.hours(4),
+  recheckInterval: Duration.seconds(30),
+  inconclusiveStrikes: 3
+}
+
+export interface LifecycleOverrides extends Partial<Omit<LifecycleSettings, "timeouts" | "routing" | "simulator" | "signals">> {
+  readonly timeouts?: Partial<PhaseTimeouts>
+  readonly routing?: Partial<RoutingSettings>
+  readonly simulator?: Partial<LifecycleSettings["simulator"]>
+  readonly signals?: Partial<LifecycleSettings["signals"]>
+}
+
+export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleConfig")<LifecycleConfig, LifecycleSettings>() {
+  static readonly defaults: LifecycleSettings = {
+    enabled: true,
+    agentUrl: "http://127.0.0.1:8080",
+    agentRequestTimeout: Duration.seconds(10),
+    pollInterval: Duration.seconds(2),
+    maxSessionRegenerations: 5,
+    confidenceThreshold: 0.8,
+    timeouts: timeoutDefaults,
+    routing: routingDefaults,
+    stabilizationWindow: Duration.minutes(5),
+    dryRun: false,
+    retention: Duration.hours(24),
+    escalationChannel: "ops-escalation",
+    workers: 2,
+    queueCapacity: 1000,
+    backoffBase: Duration.millis(500),
+    backoffMax: Duration.minutes(2),
+    resyncPeriod: Duration.minutes(5),
+    platformRefresh: Duration.seconds(10),
+    simulator: { enabled: false, completeAfter: Duration.seconds(5) },
+    signals: {
+      enabled: false,
+      interval: Duration.seconds(45),
+      namespace: "demo-shop",
+      unmanagedNamespace: "legacy-batch",
+      maxSignals: 200
+    }
+  }
+
+  /** Defaults with overrides (nested blocks merge). */
+  static readonly make = (o: LifecycleOverrides = {}): LifecycleSettings => {
+    const d = LifecycleConfig.defaults
+    return {
+      ...d,
+      ...o,
+      timeouts: { ...d.timeouts, ...o.timeouts },
+      routing: { ...d.routing, ...o.routing },
+      simulator: { ...d.simulator, ...o.simulator },
+      signals: { ...d.signals, ...o.signals }
+    }
+  }
+
+  static readonly layer = (o: LifecycleOverrides = {}) => Layer.succeed(LifecycleConfig, LifecycleConfig.make(o))
+
+  static readonly layerConfig = Layer.effect(LifecycleConfig, Effect.suspend(() => settingsConfig))
+}
+
+const d = LifecycleConfig.defaults
+const dur = (name: string, fallback: Duration.Duration) => duration(name).pipe(Config.withDefault(fallback))
+const bool = (name: string, fallback: boolean) => Config.boolean(name).pipe(Config.withDefault(fallback))
+const int = (name: string, min: number, max: number, fallback: number) =>
+  intInRange(name, min, max).pipe(Config.withDefault(fallback))
+
+/** The CR keeps the threshold a decimal string ("0.8"). */
+const threshold = Config.string("confidenceThreshold").pipe(
+  Config.mapOrFail((s) => {
+    const n = Number(s)
+    return s.trim() !== "" && Number.isFinite(n) && n >= 0 && n <= 1
+      ? Either.right(n)
+      : Either.left(ConfigError.InvalidData([], `must be a decimal between 0 and 1, got "${s}"`))
+  }),
+  Config.withDefault(d.confidenceThreshold)
+)
+
+const timeouts = Config.all({
+  global: dur("global", d.timeouts.global),
+  processing: dur("processing", d.timeouts.processing),
+  analyzing: dur("analyzing", d.timeouts.analyzing),
+  executing: dur("executing", d.timeouts.executing),
+  awaitingApproval: dur("awaitingApproval", d.timeouts.awaitingApproval),
+  verifying: dur("verifying", d.timeouts.verifying)
+}).pipe(Config.nested("timeouts"))
+
+const r = d.routing
+const routing = Config.all({
+  consecutiveFailureThreshold: int("consecutiveFailureThreshold", 1, 100, r.consecutiveFailureThreshold),
+  consecutiveFailureCooldown: dur("consecutiveFailureCooldown", r.consecutiveFailureCooldown),
+  recentlyRemediatedCooldown: dur("recentlyRemediatedCooldown", r.recentlyRemediatedCooldown),
+  exponentialBackoffBase: dur("exponentialBackoffBase", r.exponentialBackoffBase),
+  exponentialBackoffMax: dur("exponentialBackoffMax", r.exponentialBackoffMax),
+  ineffectiveChainThreshold: int("ineffectiveChainThreshold", 1, 100, r.ineffectiveChainThreshold),
+  ineffectiveTimeWindow: dur("ineffectiveTimeWindow", r.ineffectiveTimeWindow),
+  recheckInterval: dur("recheckInterval", r.recheckInterval),
+  inconclusiveStrikes: int("inconclusiveStrikes", 1, 100, r.inconclusiveStrikes)
+}).pipe(Config.nested("routing"))
+
+const orchestrator = Config.all({
+  timeouts,
+  routing,
+  stabilizationWindow: dur("stabilizationWindow", d.stabilizationWindow).pipe(Config.nested("effectivenessAssessment")),
+  dryRun: bool("dryRun", d.dryRun),
+  retention: dur("period", d.retention).pipe(Config.nested("retention"))
+}).pipe(Config.nested("remediationOrchestrator"))
+
+const lifecycle = Config.all({
+  enabled: bool("enabled", d.enabled),
+  agentUrl: Config.string("agentUrl").pipe(Config.withDefault(d.agentUrl)),
+  agentRequestTimeout: dur("agentRequestTimeout", d.agentRequestTimeout),
+  pollInterval: dur("pollInterval", d.pollInterval),
+  maxSessionRegenerations: int("maxSessionRegenerations", 0, 100, d.maxSessionRegenerations),
+  escalationChannel: Config.string("escalationChannel").pipe(Config.withDefault(d.escalationChannel)),
+  workers: int("workers", 1, 64, d.workers),
+  queueCapacity: int("queueCapacity", 1, 1_000_000, d.queueCapacity),
+  backoffBase: dur("backoffBase", d.backoffBase),
+  backoffMax: dur("backoffMax", d.backoffMax),
+  resyncPeriod: dur("resyncPeriod", d.resyncPeriod),
+  platformRefresh: dur("platformRefresh", d.platformRefresh),
+  simulator: Config.all({
+    enabled: bool("enabled", d.simulator.enabled),
+    completeAfter: dur("completeAfter", d.simulator.completeAfter)
+  }).pipe(Config.nested("simulator")),
+  signals: Config.all({
+    enabled: bool("enabled", d.signals.enabled),
+    interval: dur("interval", d.signals.interval),
+    namespace: Config.string("namespace").pipe(Config.withDefault(d.signals.namespace)),
+    unmanagedNamespace: Config.string("unmanagedNamespace").pipe(Config.withDefault(d.signals.unmanagedNamespace)),
+    maxSignals: int("maxSignals", 0, 100_000, d.signals.maxSignals)
+  }).pipe(Config.nested("signals"))
+}).pipe(Config.nested("lifecycle"))
+
+const settingsConfig: Config.Config<LifecycleSettings> = Config.all({
+  lifecycle,
+  orchestrator,
+  confidenceThreshold: threshold.pipe(Config.nested("aiAnalysis"))
+}).pipe(Config.map(({ confidenceThreshold, lifecycle, orchestrator }) => ({ ...lifecycle, ...orchestrator, confidenceThreshold })))

@@ -1,0 +1,118 @@
+/**
+ * The one way an RR changes phase: re-read it and give up if someone else moved it meanwhile (the gateway's cancel
+ * must never be overwritten by a transition computed from an older read), write the status, count the transition,
+ * keep the blocked gauge, and emit the lifecycle audit event of a terminal phase.
+ */
+import { isTerminalPhase, type RRPhase } from "@kubemend/core/domain/Phases"
+import type { K8sConflict, K8sNotFound, K8sService, K8sUnavailable } from "@kubemend/core/K8s"
+import { Effect, Option } from "effect"
+import type { LifecycleAuditShape } from "./LifecycleAudit.ts"
+import type { LifecycleSettings } from "./LifecycleConfig.ts"
+import type { LifecycleMetrics } from "./LifecycleMetrics.ts"
+import { iso, load, namespaceOf, phaseOf, type RemediationRequest } from "./Objects.ts"
+import type { ManagedTargetsShape } from "./Targets.ts"
+
+/** Services every orchestrator step uses. */
+export interface Env {
+  readonly k8s: K8sService
+  readonly config: LifecycleSettings
+  readonly metrics: LifecycleMetrics
+  readonly audit: LifecycleAuditShape
+  readonly targets: ManagedTargetsShape
+}
+
+export type WriteError = K8sNotFound | K8sConflict | K8sUnavailable
+
+/** Status fields a step writes with the phase; `null` removes a field (merge patch). */
+export type StatusPatch = Record<string, unknown>
+
+const blockFields = { blockReason: null, blockMessage: null, blockedUntil: null }
+
+/**
+ * Moves `rr` to `to` with `fields`. Returns false (nothing written) when the RR is gone or no longer in the phase
+ * `rr` was read in; the caller's reconcile then simply ends and the watch brings the RR back.
+ */
+export const transition = (env: Env, rr: RemediationRequest, now: number, to: RRPhase, fields: StatusPatch = {}) =>
+  Effect.gen(function* () {
+    const name = rr.metadata.name
+    const from = phaseOf(rr)
+    const fresh = yield* load(env.k8s, "remediationrequests", name)
+    if (Option.isNone(fresh) || phaseOf(fresh.value) !== from) {
+      yield* Effect.logDebug(`${name}: phase changed meanwhile, ${from} -> ${to} dropped`)
+      return false
+    }
+    const terminal = isTerminalPhase(to)
+    const status: StatusPatch = {
+      ...(from === "Blocked" && to !== "Blocked" ? blockFields : {}),
+      ...(terminal ? { completedAt: iso(now) } : {}),
+      ...fields,
+      overallPhase: to
+    }
+    yield* env.k8s.patchCrStatus("remediationrequests", name, status)
+    const namespace = namespaceOf(rr, env.k8s.namespace)
+    yield* env.metrics.transition(namespace, from, to)
+    yield* env.metrics.setBlocked(namespace, name, to === "Blocked")
+    yield* Effect.logInfo(`remediation ${name}: ${from} -> ${to}`).pipe(
+      Effect.annotateLogs({ rr: name, from_phase: from, to_phase: to })
+    )
+    if (terminal) yield* auditTerminal(env, rr, from, to, status)
+    return true
+  })
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+
+const auditTerminal = (env: Env, rr: RemediationRequest, from: RRPhase, to: RRPhase, status: StatusPatch) => {
+  const namespace = namespaceOf(rr, env.k8s.namespace)
+  const base = { correlationId: rr.metadata.name, namespace, category: "orchestration" as const }
+  const common = { rr_name: rr.metadata.name, namespace, from_phase: from, overall_phase: to }
+  switch (to) {
+    case "Completed":
+      return env.audit.emit({
+        ...base,
+        type: "orchestrator.lifecycle.completed",
+        data: {
+          ...common,
+          crd_outcome: str(status["outcome"]),
+          outcome: status["outcome"] === "Remediated" ? "Success" : str(status["outcome"]),
+          message: str(status["message"])
+        }
+      })
+    case "Cancelled":
+      return env.audit.emit({ ...base, type: "orchestrator.lifecycle.cancelled", data: { ...common, message: str(status["message"]) } })
+    default:
+      return env.audit.emit({
+        ...base,
+        type: "orchestrator.lifecycle.failed",
+        outcome: "failure",
+        data: {
+          ...common,
+          failure_phase: str(status["failurePhase"]) ?? str(status["timeoutPhase"]) ?? from,
+          failure_reason: str(status["failureReason"]) ?? str(status["message"])
+        }
+      })
+  }
+}
+
+/** Writes status fields without a phase change (same staleness guard is not needed: no phase is decided). */
+export const patchStatus = (env: Env, rr: RemediationRequest, fields: StatusPatch) =>
+  env.k8s.patchCrStatus("remediationrequests", rr.metadata.name, fields)
+
+/** The workflow chosen for the RR (storage rebuilds `selectedWorkflowRef` from it). */
+export const selectionAudit = (
+  env: Env,
+  rr: RemediationRequest,
+  wf: { readonly workflowId: string; readonly version?: string; readonly workflowName?: string; readonly executionBundle?: string }
+) =>
+  env.audit.emit({
+    type: "workflowexecution.selection.completed",
+    category: "workflowexecution",
+    correlationId: rr.metadata.name,
+    namespace: namespaceOf(rr, env.k8s.namespace),
+    data: {
+      rr_name: rr.metadata.name,
+      workflow_id: wf.workflowId,
+      workflow_version: wf.version,
+      workflow_name: wf.workflowName,
+      container_image: wf.executionBundle
+    }
+  })

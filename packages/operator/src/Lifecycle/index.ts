@@ -1,0 +1,117 @@
+/**
+ * The remediation lifecycle controllers as layers.
+ *
+ * - `LifecycleLive`: the orchestrator, the analysis controller, the execution simulator and the signal stream (the
+ *   last two when enabled), given K8s, Cluster, Metrics, ControllerMetrics, LifecycleConfig and LifecycleAudit.
+ * - `LifecycleOperatorLive`: the same for the operator process, building K8s and Cluster from the operator config
+ *   (`kubeconfig`, `apiGroup`) and `lifecycle.namespace`; audit events go to the log until a sink is given.
+ * - `layerInProcess(options)`: against a given kubeconfig (the dev API server), for the local platform and tests.
+ */
+import { FileSystem } from "@effect/platform"
+import { Metrics } from "@kubemend/core/Metrics"
+import type { K8s } from "@kubemend/core/K8s"
+import * as K8sLive from "@kubemend/core/K8s/Live"
+import { Config, Effect, Layer, Option } from "effect"
+import type { Cluster } from "../Cluster.ts"
+import * as ClusterLive from "../Cluster/Live.ts"
+import { ControllerMetrics } from "../ControllerMetrics.ts"
+import { kubeconfigPath, OperatorConfig } from "../OperatorConfig.ts"
+import { AgentClient } from "./AgentClient.ts"
+import { AnalysisReconciler } from "./Analysis.ts"
+import { runLifecycleControllers } from "./Controllers.ts"
+import { LifecycleAudit } from "./LifecycleAudit.ts"
+import { LifecycleConfig, type LifecycleOverrides } from "./LifecycleConfig.ts"
+import { LifecycleMetrics } from "./LifecycleMetrics.ts"
+import { OrchestratorReconciler } from "./Orchestrator.ts"
+import { PlatformSettings } from "./PlatformSettings.ts"
+import { SignalsLive } from "./Signals.ts"
+import { ExecutionSimulator } from "./Simulator.ts"
+import { ManagedTargets } from "./Targets.ts"
+
+export { AgentClient } from "./AgentClient.ts"
+export { AnalysisReconciler } from "./Analysis.ts"
+export { LifecycleAudit, RecordedAudit } from "./LifecycleAudit.ts"
+export { LifecycleConfig, type LifecycleOverrides, type LifecycleSettings } from "./LifecycleConfig.ts"
+export { LifecycleMetrics } from "./LifecycleMetrics.ts"
+export { OrchestratorReconciler } from "./Orchestrator.ts"
+export { applyPlatformSpec, PlatformSettings } from "./PlatformSettings.ts"
+export { runSignals, SignalsLive } from "./Signals.ts"
+export { ExecutionSimulator } from "./Simulator.ts"
+export { ManagedTargets } from "./Targets.ts"
+
+const ControllersLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const config = yield* LifecycleConfig
+    if (!config.enabled) return yield* Effect.logInfo("lifecycle controllers disabled (lifecycle.enabled=false)")
+    yield* runLifecycleControllers
+  })
+)
+
+/** The reconcilers and what they need besides the outside services. */
+const ReconcilersLive = Layer.mergeAll(
+  OrchestratorReconciler.Default,
+  AnalysisReconciler.Default,
+  ExecutionSimulator.Default
+).pipe(Layer.provide(Layer.mergeAll(LifecycleMetrics.Default, ManagedTargets.layerCluster, AgentClient.layer, PlatformSettings.Default)))
+
+export const LifecycleLive: Layer.Layer<
+  never,
+  never,
+  K8s | Cluster | Metrics | ControllerMetrics | LifecycleConfig | LifecycleAudit
+> = Layer.mergeAll(ControllersLive, SignalsLive).pipe(Layer.provide(ReconcilersLive))
+
+/** The controller namespace of the RRs (`lifecycle.namespace`, default `kubemend-system`). */
+const lifecycleNamespace = Config.string("namespace").pipe(Config.nested("lifecycle"), Config.withDefault("kubemend-system"))
+
+/** K8s (controller namespace) and Cluster from the operator config, as `Operator.ts` builds its Cluster. */
+const ClientsFromConfig = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const operator = yield* OperatorConfig
+    const namespace = yield* lifecycleNamespace
+    const path = yield* kubeconfigPath
+    const fs = yield* FileSystem.FileSystem
+    const kubeconfig = Option.isSome(path) ? yield* fs.readFileString(path.value) : undefined
+    const source = kubeconfig === undefined ? {} : { kubeconfig }
+    return Layer.mergeAll(
+      K8sLive.layer({ namespace, apiGroup: operator.apiGroup, ...source }),
+      ClusterLive.layer({ apiGroup: operator.apiGroup, ...source })
+    )
+  })
+)
+
+/** For the operator's main: everything from its config provider; shares Metrics/ControllerMetrics by reference. */
+export const LifecycleOperatorLive = LifecycleLive.pipe(
+  Layer.provide(ClientsFromConfig),
+  Layer.provide(Layer.mergeAll(
+    OperatorConfig.layerConfig,
+    LifecycleConfig.layerConfig,
+    LifecycleAudit.layerLog,
+    ControllerMetrics.Default,
+    Metrics.Default
+  ))
+)
+
+export interface InProcessOptions extends LifecycleOverrides {
+  /** Kubeconfig YAML text (e.g. the dev API server's `kubeConfig()`). */
+  readonly kubeconfig: string
+  /** Controller namespace of the RRs. */
+  readonly namespace: string
+  readonly apiGroup?: string
+  /** Where audit events go; default the log. */
+  readonly audit?: Layer.Layer<LifecycleAudit>
+}
+
+/** The lifecycle controllers in this process against `kubeconfig`, until the layer's scope closes. */
+export const layerInProcess = (options: InProcessOptions) => {
+  const { kubeconfig, namespace, apiGroup = "kubemend.io", audit, ...overrides } = options
+  return LifecycleLive.pipe(
+    Layer.provide(Layer.mergeAll(
+      K8sLive.layer({ namespace, apiGroup, kubeconfig }),
+      ClusterLive.layer({ apiGroup, kubeconfig }),
+      LifecycleConfig.layer(overrides),
+      audit ?? LifecycleAudit.layerLog,
+      ControllerMetrics.Default,
+      Metrics.Default
+    ))
+  )
+}

@@ -1,0 +1,183 @@
+/**
+ * The lifecycle controllers' reconcilers against the in-memory K8s layer (or the dev API server) and the fake
+ * agent, driven the kubebuilder way: tests call reconcile directly and move TestClock between calls. `settle` runs
+ * every RR, analysis and execution through its reconciler until a pass writes nothing.
+ */
+import { Metrics } from "@kubemend/core/Metrics"
+import { K8s, type K8sService, type KubeObject } from "@kubemend/core/K8s"
+import { K8sMemory, type K8sMemoryControl } from "@kubemend/core/K8s/Memory"
+import type { AuditEventRequest } from "@kubemend/core/domain/Audit"
+import { Context, Effect, Layer, Logger, LogLevel, Option, Ref, type Scope } from "effect"
+import { AgentClient } from "../src/Lifecycle/AgentClient.ts"
+import { AnalysisReconciler } from "../src/Lifecycle/Analysis.ts"
+import { type LifecycleAudit, RecordedAudit } from "../src/Lifecycle/LifecycleAudit.ts"
+import { LifecycleConfig, type LifecycleOverrides } from "../src/Lifecycle/LifecycleConfig.ts"
+import { LifecycleMetrics } from "../src/Lifecycle/LifecycleMetrics.ts"
+import { OrchestratorReconciler } from "../src/Lifecycle/Orchestrator.ts"
+import { ExecutionSimulator } from "../src/Lifecycle/Simulator.ts"
+import { PlatformSettings } from "../src/Lifecycle/PlatformSettings.ts"
+import { ManagedTargets, type NamespaceLabels } from "../src/Lifecycle/Targets.ts"
+import { type FakeAgent, startFakeAgent } from "./lifecycleAgent.ts"
+
+export const apiGroup = "kubemend.io"
+export const namespace = "kubemend-system"
+export const workloads = "shop"
+
+export const managedNamespace = (name = workloads, managed = true): KubeObject => ({
+  apiVersion: "v1",
+  kind: "Namespace",
+  metadata: { name, labels: managed ? { [`${apiGroup}/managed`]: "true" } : {} }
+})
+
+export const rr = (
+  name: string,
+  over: { fingerprint?: string; target?: string; targetNamespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; status?: Record<string, unknown> } = {}
+): KubeObject => ({
+  apiVersion: `${apiGroup}/v1alpha1`,
+  kind: "RemediationRequest",
+  metadata: {
+    name,
+    namespace,
+    ...(over.labels === undefined ? {} : { labels: over.labels }),
+    ...(over.annotations === undefined ? {} : { annotations: over.annotations })
+  },
+  spec: {
+    signalName: "KubePodCrashLooping",
+    signalFingerprint: over.fingerprint ?? "a".repeat(64),
+    severity: "critical",
+    signalType: "alert",
+    signalSource: "prometheus",
+    targetType: "kubernetes",
+    targetResource: { apiVersion: "apps/v1", kind: "Deployment", name: over.target ?? "checkout", namespace: over.targetNamespace ?? workloads }
+  },
+  ...(over.status === undefined ? {} : { status: over.status })
+})
+
+export interface Harness {
+  readonly k8s: K8sService
+  readonly agent: FakeAgent
+  readonly reconcileRr: (name: string) => Effect.Effect<unknown, unknown>
+  readonly reconcileAnalysis: (name: string) => Effect.Effect<unknown, unknown>
+  /** Reconciles everything until nothing changes. */
+  readonly settle: Effect.Effect<void, unknown>
+  readonly rr: (name: string) => Effect.Effect<Record<string, any>, unknown>
+  readonly get: (plural: Parameters<K8sService["getCr"]>[0], name: string) => Effect.Effect<Option.Option<Record<string, any>>, unknown>
+  readonly audit: Effect.Effect<ReadonlyArray<AuditEventRequest>>
+  readonly metrics: Effect.Effect<string>
+  /** The in-memory layer's control handle (faults, actions); undefined on another backend. */
+  readonly memory: K8sMemoryControl | undefined
+  /** Creates or overwrites objects (status kept), as a test fixture. */
+  readonly seed: (objects: ReadonlyArray<KubeObject>) => Effect.Effect<void>
+  /** Runs `effect` with the harness' services (K8s, config, audit …). */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, K8s | LifecycleConfig | LifecycleAudit>) => Effect.Effect<A, E>
+}
+
+export interface HarnessOptions {
+  readonly config?: LifecycleOverrides
+  readonly seed?: ReadonlyArray<KubeObject>
+  /** Run the execution simulator in `settle` (default true). */
+  readonly simulate?: boolean
+  /** The K8s layer and how to count writes and read namespace labels; default in memory. */
+  readonly backend?: {
+    readonly k8s: Layer.Layer<K8s>
+    readonly writes: Effect.Effect<number>
+    readonly namespaceLabels: NamespaceLabels
+    readonly seed: (objects: ReadonlyArray<KubeObject>) => Effect.Effect<void>
+  }
+}
+
+const memoryWrites = Effect.flatMap(K8sMemory, (m) =>
+  Effect.map(Ref.get(m.actions), (as) => as.filter((a) => a.verb !== "get" && a.verb !== "list" && a.verb !== "watch").length)
+)
+
+const memoryNamespaces = (memory: Context.Context<K8sMemory>): NamespaceLabels => (name) =>
+  Effect.map(Context.get(memory, K8sMemory).objects("v1", "Namespace"), (ns) =>
+    Option.fromNullable(ns.find((n) => n.metadata.name === name)?.metadata.labels ?? (ns.some((n) => n.metadata.name === name) ? {} : undefined))
+  )
+
+export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, unknown, Scope.Scope> =>
+  Effect.gen(function* () {
+    const agent = yield* startFakeAgent
+    let k8sLayer: Layer.Layer<K8s>
+    let writes: Effect.Effect<number>
+    let namespaceLabels: NamespaceLabels
+    let seed: (objects: ReadonlyArray<KubeObject>) => Effect.Effect<void>
+    let control: K8sMemoryControl | undefined
+    if (options.backend === undefined) {
+      const memory = yield* Layer.build(K8sMemory.layer({ namespace, apiGroup, seed: [managedNamespace(), ...(options.seed ?? [])] }))
+      k8sLayer = Layer.succeedContext(memory)
+      writes = Effect.provide(memoryWrites, memory)
+      namespaceLabels = memoryNamespaces(memory)
+      control = Context.get(memory, K8sMemory)
+      seed = (objects) => Effect.asVoid(Context.get(memory, K8sMemory).seed(objects))
+    } else {
+      seed = options.backend.seed
+      k8sLayer = options.backend.k8s
+      writes = options.backend.writes
+      namespaceLabels = options.backend.namespaceLabels
+    }
+    const config = LifecycleConfig.layer({ agentUrl: agent.url, ...options.config })
+    const base = Layer.mergeAll(k8sLayer, config, RecordedAudit.layer, LifecycleMetrics.Default.pipe(Layer.provideMerge(Metrics.Default)))
+    const services = Layer.mergeAll(
+      ManagedTargets.layerWith(namespaceLabels),
+      AgentClient.layer,
+      PlatformSettings.Default
+    ).pipe(Layer.provideMerge(base))
+    const context = yield* Layer.build(
+      Layer.mergeAll(OrchestratorReconciler.Default, AnalysisReconciler.Default, ExecutionSimulator.Default).pipe(
+        Layer.provideMerge(services)
+      )
+    )
+    const k8s = Context.get(context, K8s)
+    const orchestrator = Context.get(context, OrchestratorReconciler)
+    const analysis = Context.get(context, AnalysisReconciler)
+    const simulator = Context.get(context, ExecutionSimulator)
+    const key = (name: string) => `${namespace}/${name}`
+    const names = (plural: Parameters<K8sService["listCr"]>[0]) =>
+      Effect.map(k8s.listCr(plural), (l) => l.items.map((o) => o.metadata.name))
+
+    // Quiet: the controllers log every transition; tests read the objects instead.
+    const quiet = <A, E>(e: Effect.Effect<A, E>) => Logger.withMinimumLogLevel(e, LogLevel.Warning)
+
+    const settle = Effect.gen(function* () {
+      for (let pass = 0; pass < 60; pass++) {
+        const before = yield* writes
+        for (const n of yield* names("remediationrequests")) yield* orchestrator.reconcile(key(n))
+        for (const n of yield* names("aianalyses")) yield* analysis.reconcile(key(n))
+        if (options.simulate !== false) {
+          for (const n of yield* names("workflowexecutions")) yield* simulator.reconcile(key(n))
+        }
+        if ((yield* writes) === before) return
+      }
+      return yield* Effect.fail(new Error("the lifecycle did not settle in 60 passes"))
+    }).pipe(quiet)
+
+    const get = (plural: Parameters<K8sService["getCr"]>[0], name: string) =>
+      k8s.getCr(plural, name).pipe(
+        Effect.map((o) => Option.some(o as Record<string, any>)),
+        Effect.catchTag("K8sNotFound", () => Effect.succeed(Option.none<Record<string, any>>()))
+      )
+
+    return {
+      k8s,
+      agent,
+      reconcileRr: (n) => quiet(orchestrator.reconcile(key(n))),
+      reconcileAnalysis: (n) => quiet(analysis.reconcile(key(n))),
+      settle,
+      rr: (n) => Effect.map(k8s.getCr("remediationrequests", n), (o) => o as Record<string, any>),
+      get,
+      audit: Context.get(context, RecordedAudit).events,
+      metrics: Effect.map(Context.get(context, Metrics).render(undefined), (r) => r.body),
+      memory: control,
+      seed,
+      run: (effect) => quiet(Effect.provide(effect, context))
+    }
+  })
+
+/** The value of one sample line of the metrics text, 0 when absent. */
+export const sample = (text: string, name: string, labels: Record<string, string>): number => {
+  const line = text.split("\n").find((l) =>
+    l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`))
+  )
+  return line === undefined ? 0 : Number(line.split(" ").pop())
+}
