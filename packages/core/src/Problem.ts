@@ -23,28 +23,28 @@ export interface ProblemBody {
   readonly instance?: string | undefined
 }
 
-const problemClass = <const Id extends string>(id: Id, status: number) =>
-  Schema.Class<ProblemBody & { readonly _brand?: Id }>(id)(
-    ProblemFields,
-    HttpApiSchema.annotations({
-      status,
-      [HttpApiSchema.AnnotationEncoding]: { kind: "Json", contentType: ProblemContentType }
-    })
-  )
+// `status` is a literal per class: HttpApi encodes errors through a union of these classes, and the literal is what
+// lets the union pick the class (and so the HTTP status) of each problem.
+const fields = <const S extends number>(status: S) => ({ ...ProblemFields, status: Schema.Literal(status) })
+const annotations = <A>(status: number) =>
+  HttpApiSchema.annotations<A>({
+    status,
+    [HttpApiSchema.AnnotationEncoding]: { kind: "Json", contentType: ProblemContentType }
+  })
 
-export class BadRequestProblem extends problemClass("BadRequestProblem", 400) {}
-export class UnauthorizedProblem extends problemClass("UnauthorizedProblem", 401) {}
-export class ForbiddenProblem extends problemClass("ForbiddenProblem", 403) {}
-export class NotFoundProblem extends problemClass("NotFoundProblem", 404) {}
-export class NotAcceptableProblem extends problemClass("NotAcceptableProblem", 406) {}
-export class ConflictProblem extends problemClass("ConflictProblem", 409) {}
-export class PayloadTooLargeProblem extends problemClass("PayloadTooLargeProblem", 413) {}
-export class UnsupportedMediaTypeProblem extends problemClass("UnsupportedMediaTypeProblem", 415) {}
-export class TooManyRequestsProblem extends problemClass("TooManyRequestsProblem", 429) {}
-export class HeadersTooLargeProblem extends problemClass("HeadersTooLargeProblem", 431) {}
-export class InternalProblem extends problemClass("InternalProblem", 500) {}
-export class NotImplementedProblem extends problemClass("NotImplementedProblem", 501) {}
-export class ServiceUnavailableProblem extends problemClass("ServiceUnavailableProblem", 503) {}
+export class BadRequestProblem extends Schema.Class<BadRequestProblem>("BadRequestProblem")(fields(400), annotations<BadRequestProblem>(400)) {}
+export class UnauthorizedProblem extends Schema.Class<UnauthorizedProblem>("UnauthorizedProblem")(fields(401), annotations<UnauthorizedProblem>(401)) {}
+export class ForbiddenProblem extends Schema.Class<ForbiddenProblem>("ForbiddenProblem")(fields(403), annotations<ForbiddenProblem>(403)) {}
+export class NotFoundProblem extends Schema.Class<NotFoundProblem>("NotFoundProblem")(fields(404), annotations<NotFoundProblem>(404)) {}
+export class NotAcceptableProblem extends Schema.Class<NotAcceptableProblem>("NotAcceptableProblem")(fields(406), annotations<NotAcceptableProblem>(406)) {}
+export class ConflictProblem extends Schema.Class<ConflictProblem>("ConflictProblem")(fields(409), annotations<ConflictProblem>(409)) {}
+export class PayloadTooLargeProblem extends Schema.Class<PayloadTooLargeProblem>("PayloadTooLargeProblem")(fields(413), annotations<PayloadTooLargeProblem>(413)) {}
+export class UnsupportedMediaTypeProblem extends Schema.Class<UnsupportedMediaTypeProblem>("UnsupportedMediaTypeProblem")(fields(415), annotations<UnsupportedMediaTypeProblem>(415)) {}
+export class TooManyRequestsProblem extends Schema.Class<TooManyRequestsProblem>("TooManyRequestsProblem")(fields(429), annotations<TooManyRequestsProblem>(429)) {}
+export class HeadersTooLargeProblem extends Schema.Class<HeadersTooLargeProblem>("HeadersTooLargeProblem")(fields(431), annotations<HeadersTooLargeProblem>(431)) {}
+export class InternalProblem extends Schema.Class<InternalProblem>("InternalProblem")(fields(500), annotations<InternalProblem>(500)) {}
+export class NotImplementedProblem extends Schema.Class<NotImplementedProblem>("NotImplementedProblem")(fields(501), annotations<NotImplementedProblem>(501)) {}
+export class ServiceUnavailableProblem extends Schema.Class<ServiceUnavailableProblem>("ServiceUnavailableProblem")(fields(503), annotations<ServiceUnavailableProblem>(503)) {}
 
 export const ProblemByStatus = {
   400: BadRequestProblem,

@@ -152,7 +152,8 @@ export const problemBody = (e: DomainError, base: string, instance?: string): Pr
 export const toProblem = (e: DomainError, instance?: string): Effect.Effect<Problem> =>
   Effect.map(ProblemTypeBase, (base) => {
     const row = wire[e._tag]
-    return new ProblemByStatus[row.status](problemBody(e, base, instance)) as Problem
+    const Problem = ProblemByStatus[row.status] as new (body: ProblemBody) => Problem
+    return new Problem(problemBody(e, base, instance))
   })
 
 /** A ready `application/problem+json` response, for raw routes (MCP, A2A, SSE, middleware). */

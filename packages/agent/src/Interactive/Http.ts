@@ -1,0 +1,149 @@
+/**
+ * `POST /api/v1/mcp`: the interactive MCP server, stateless Streamable HTTP (a fresh low-level `Server` and
+ * transport per request, so no MCP session state lives here; the investigation's state is keyed by RR). Progress of
+ * a call reaches the client as `notifications/message` (logger `kubemend-interactive`) and, when the client sent a
+ * progress token, `notifications/progress`, on the call's SSE response.
+ */
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError
+} from "@modelcontextprotocol/sdk/types.js"
+import { Effect, Fiber, Layer, Option, Runtime, Stream } from "effect"
+import { McpDisabled } from "@kubemend/core/Errors"
+import { problemResponse } from "@kubemend/core/Wire"
+import { AgentConfig, InteractiveAuthConfigLive } from "../AgentConfig.ts"
+import type { SessionEvent } from "../Sessions/Session.ts"
+import { type Caller, Callers } from "./Callers.ts"
+import { Investigations } from "./Investigations.ts"
+import { SessionLeases } from "./Leases.ts"
+import { dispatch, rrOf, toolSpecs } from "./Tools.ts"
+
+export const McpPath = "/api/v1/mcp"
+const maxBodyBytes = 1024 * 1024
+
+const text = (value: unknown): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(value) }],
+  ...(typeof value === "object" && value !== null && !Array.isArray(value) ? { structuredContent: value as Record<string, unknown> } : {})
+})
+const toolError = (message: string): CallToolResult => ({ content: [{ type: "text", text: message }], isError: true })
+
+/** What a progress notification says about one session event. */
+const describe = (e: SessionEvent): string | undefined => {
+  switch (e.type) {
+    case "tool_call":
+      return `calling ${String(e.data["name"])}`
+    case "tool_result":
+      return `${String(e.data["name"])} ${e.data["ok"] === true ? "answered" : "failed"}`
+    case "reasoning_delta":
+      return String(e.data["text"]).slice(0, 500)
+    case "error":
+      return `error: ${String(e.data["error"])}`
+    default:
+      return undefined
+  }
+}
+
+const makeHandler = Effect.gen(function* () {
+  const config = yield* AgentConfig
+  const callers = yield* Callers
+  const investigations = yield* Investigations
+  const call = dispatch(investigations, config.toolPrefix)
+  const tools = toolSpecs(config.toolPrefix)
+
+  const server = (caller: Option.Option<Caller>, runtime: Runtime.Runtime<never>) => {
+    const mcp = new Server({ name: "kubemend-agent", version: "1.0.0" }, { capabilities: { tools: {}, logging: {} } })
+    mcp.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((t) => ({ ...t, inputSchema: t.inputSchema as never })) }))
+    mcp.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+      const effect = call(request.params.name, request.params.arguments, caller)
+      if (effect === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`)
+      const token = request.params._meta?.progressToken
+      let progress = 0
+      const notify = (e: SessionEvent) => {
+        const message = describe(e)
+        if (message === undefined) return Effect.void
+        return Effect.promise(() =>
+          Promise.all([
+            extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend-interactive", data: { event: e.type, message, ...e.data } } }),
+            token === undefined
+              ? Promise.resolve()
+              : extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: ++progress, message } })
+          ]).catch(() => undefined)
+        )
+      }
+      // Forward the session's events while the call runs, then stop.
+      const forward = Option.flatMap(rrOf(request.params.arguments), investigations.sessionOf).pipe(
+        Option.match({
+          onNone: () => Effect.void,
+          onSome: (session) => session.log.subscribe(Number.MAX_SAFE_INTEGER).pipe(Stream.runForEach(notify))
+        })
+      )
+      const program = Effect.gen(function* () {
+        const forwarding = yield* Effect.fork(forward)
+        return yield* effect.pipe(Effect.ensuring(Fiber.interrupt(forwarding)))
+      }).pipe(
+        Effect.match({ onSuccess: text, onFailure: (e) => toolError(e.message) }),
+        Effect.catchAllDefect((d) => Effect.logError("interactive tool crashed", d).pipe(Effect.as(toolError("internal error")))),
+        Effect.withSpan("Mcp.callTool", { attributes: { tool: request.params.name } })
+      )
+      return Runtime.runPromise(runtime, program, { signal: extra.signal })
+    })
+    return mcp
+  }
+
+  return Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (!config.interactive.enabled) {
+      return yield* problemResponse(new McpDisabled({ detail: "interactive sessions are disabled (interactive.enabled)" }), McpPath)
+    }
+    const caller = yield* Effect.either(callers.resolve(request.headers))
+    if (caller._tag === "Left") return yield* problemResponse(caller.left, McpPath)
+    const body = yield* request.json.pipe(HttpServerRequest.withMaxBodySize(Option.some(maxBodyBytes)), Effect.option)
+    if (Option.isNone(body)) {
+      return yield* HttpServerResponse.json(
+        { jsonrpc: "2.0", id: null, error: { code: ErrorCode.ParseError, message: "Parse error: the body is not JSON" } },
+        { status: 400 }
+      )
+    }
+    const runtime = yield* Effect.runtime<never>()
+    const mcp = server(caller.right, runtime)
+    const transport = new StreamableHTTPServerTransport({})
+    yield* Effect.promise(() => mcp.connect(transport))
+    const req = NodeHttpServerRequest.toIncomingMessage(request)
+    const res = NodeHttpServerRequest.toServerResponse(request)
+    // The transport writes the Node response itself; the request is done when that response closes.
+    yield* Effect.async<void>((resume) => {
+      res.once("close", () => resume(Effect.void))
+      transport.handleRequest(req, res, body.value).catch((e) => {
+        if (!res.headersSent) res.writeHead(500).end()
+        resume(Effect.logError("mcp transport failed", e))
+      })
+    }).pipe(Effect.ensuring(Effect.promise(() => mcp.close().catch(() => undefined))))
+    return HttpServerResponse.empty()
+  })
+})
+
+/** The route, added to the API server's router. */
+export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function* () {
+    const handler = yield* makeHandler
+    yield* router.post(McpPath, handler)
+    // Stateless: no standalone notification stream and no MCP session to delete (clients accept 405 for both).
+    const notAllowed = HttpServerResponse.text("only POST is supported", { status: 405, headers: { allow: "POST" } })
+    yield* router.get(McpPath, Effect.succeed(notAllowed))
+    yield* router.del(McpPath, Effect.succeed(notAllowed))
+  })
+)
+
+/** The interactive services: leases (orphans reclaimed at start), investigations, callers. */
+export const InteractiveLive = Investigations.Default.pipe(
+  Layer.provideMerge(SessionLeases.Default),
+  Layer.provideMerge(Callers.layerConfig.pipe(Layer.provide(InteractiveAuthConfigLive)))
+)
+

@@ -1,0 +1,294 @@
+/**
+ * Interactive investigations, one per RR, driven by one user at a time through the MCP tools. The user holds the
+ * session's Lease; a second user's takeover moves the lease and abandons (never completes) the first user's
+ * investigation; cancel releases the lease and marks the AIAnalysis `InteractiveCancelled`; complete needs a
+ * selected workflow and hands the result to the analysis controller through the session.
+ */
+import { Cause, Clock, Effect, Exit, Fiber, Option, Ref, type Scope } from "effect"
+import { K8s } from "@kubemend/core/K8s"
+import { message } from "@kubemend/core/Llm"
+import { AgentConfig } from "../AgentConfig.ts"
+import { Investigator } from "../Investigation/Investigator.ts"
+import { Loop } from "../Investigation/Loop.ts"
+import { incidentPrompt, interactiveSystemPrompt } from "../Investigation/Prompt.ts"
+import { Audit } from "@kubemend/core/Audit"
+import { emit } from "../Investigation/Report.ts"
+import { makeRun } from "../Investigation/Run.ts"
+import { Sessions } from "../Sessions.ts"
+import { isTerminal } from "../Sessions/Session.ts"
+import type { Caller } from "./Callers.ts"
+import { SessionLeases } from "./Leases.ts"
+import { closingResponse, type InteractiveSession, markAnalysisCancelled, requestFor, sessionActive, view } from "./State.ts"
+import * as Workflows from "./Workflows.ts"
+import { ToolError } from "./Workflows.ts"
+
+export { ToolError }
+
+type Reply = { readonly _tag: "Reply"; readonly text: string } | { readonly _tag: "Abandoned" } | { readonly _tag: "Failed"; readonly reason: string }
+
+export class Investigations extends Effect.Service<Investigations>()("@kubemend/agent/Investigations", {
+  scoped: Effect.gen(function* () {
+    const config = yield* AgentConfig
+    const k8s = yield* K8s
+    const sessions = yield* Sessions
+    const loop = yield* Loop
+    const leases = yield* SessionLeases
+    const investigator = yield* Investigator
+    const audit = yield* Audit
+    const workflows = yield* Workflows.make
+    const scope: Scope.Scope = yield* Effect.scope
+    const states = new Map<string, InteractiveSession>()
+
+    const now = Effect.map(Clock.currentTimeMillis, (t) => new Date(t))
+    const touch = (st: InteractiveSession) => Effect.flatMap(Clock.currentTimeMillis, (t) => Ref.set(st.lastActivity, t))
+    const ended = (st: InteractiveSession) => Effect.map(Ref.get(st.session.state), isTerminal)
+    const record = (st: InteractiveSession, type: string, action: string, who: string, data: Record<string, unknown> = {}) =>
+      emit(audit, { type, action, outcome: "success", correlationId: st.rr, actor: { type: "user", id: who }, data: { session_id: st.session.id, rr_id: st.rr, ...data } })
+
+    /** One conversation turn under the session's lock; a takeover in between drops its result. */
+    const turn = (st: InteractiveSession, input: string | undefined) => {
+      const generation = st.generation
+      return st.lock.withPermits(1)(
+        Effect.gen(function* () {
+          if (st.generation !== generation) return { _tag: "Abandoned" } as Reply
+          if (input !== undefined) st.run.messages.push(message.user(input))
+          const fiber = yield* sessions.fork(st.session, loop.untilAnswer(st.run, st.run.turns + config.maxTurns))
+          const exit = yield* Fiber.await(fiber)
+          if (st.generation !== generation || Exit.isInterrupted(exit)) return { _tag: "Abandoned" } as Reply
+          if (Exit.isFailure(exit)) {
+            const reason = Option.match(Cause.failureOption(exit.cause), { onNone: () => "internal error", onSome: (e) => e.reason })
+            return { _tag: "Failed", reason } as Reply
+          }
+          const outcome = exit.value
+          const text = outcome._tag === "Answer" ? outcome.text : outcome.escalation.summary
+          // An escalation inside a conversation is told to the user; the conversation goes on.
+          st.run.escalation = undefined
+          st.lastReply = text
+          return { _tag: "Reply", text } as Reply
+        })
+      )
+    }
+
+    const keepAlive = (st: InteractiveSession) => {
+      const holder = st.holder
+      const generation = st.generation
+      st.connected = true
+      return leases.keepAlive(
+        st.rr,
+        holder,
+        st.lastActivity,
+        Effect.map(ended(st), (done) => !done && st.generation === generation),
+        Effect.sync(() => {
+          if (st.generation === generation) st.connected = false
+        })
+      )
+    }
+
+    /** Gives the session to `who` with a fresh conversation and starts its opening analysis in the background. */
+    const open = (rr: string, who: Caller, previous: InteractiveSession | undefined) =>
+      Effect.gen(function* () {
+        const object = yield* k8s.getCr("remediationrequests", rr).pipe(
+          Effect.map(Option.some),
+          Effect.catchTag("K8sNotFound", () => Effect.succeed(Option.none())),
+          Effect.mapError((e) => new ToolError({ message: `cluster API unavailable: ${e.message}` }))
+        )
+        const reuse = previous !== undefined && !(yield* ended(previous)) ? Option.some(previous.session) : yield* sessions.findOpen(rr)
+        const session = Option.isSome(reuse)
+          ? reuse.value
+          : yield* sessions.create(requestFor(rr, object), { interactive: true }).pipe(
+            Effect.mapError((e) => new ToolError({ message: e.detail ?? "too many sessions" }))
+          )
+        yield* sessions.begin(session, who.user, who.groups)
+        const st: InteractiveSession = {
+          rr,
+          session,
+          generation: (previous?.generation ?? 0) + 1,
+          holder: who.user,
+          groups: who.groups,
+          run: makeRun(session, [message.system(interactiveSystemPrompt), message.user(incidentPrompt(session.request))]),
+          lastActivity: yield* Ref.make(yield* Clock.currentTimeMillis),
+          connected: true,
+          lock: yield* Effect.makeSemaphore(1),
+          rrExists: Option.isSome(object),
+          discovered: new Map(),
+          selection: undefined,
+          lastReply: undefined
+        }
+        states.set(rr, st)
+        yield* keepAlive(st)
+        yield* Effect.forkIn(turn(st, undefined), scope)
+        return st
+      })
+
+    /** Stops the current holder's work: its turn is interrupted and its renewal ends. */
+    const abandon = (st: InteractiveSession) =>
+      Effect.gen(function* () {
+        st.generation++
+        st.connected = false
+        yield* sessions.interrupt(st.session)
+        yield* leases.stop(st.rr)
+      })
+
+    const acquire = (rr: string, who: Caller) =>
+      leases.acquire(rr, who.user).pipe(
+        Effect.as(Option.none<string>()),
+        Effect.catchTag("K8sLeaseHeld", (e) => Effect.succeed(Option.some(e.holder))),
+        Effect.mapError((e) => new ToolError({ message: `cluster API unavailable: ${e.message}` }))
+      )
+
+    const start = Effect.fn("Investigations.start")(function* (rr: string, who: Caller) {
+      const held = yield* acquire(rr, who)
+      if (Option.isSome(held)) return sessionActive(rr, held.value)
+      const current = states.get(rr)
+      if (current !== undefined && !(yield* ended(current)) && current.holder === who.user) {
+        yield* touch(current)
+        if (!current.connected) yield* keepAlive(current)
+        return view(current, "active", { message: "already started; the investigation continues" })
+      }
+      // Anyone else's earlier session here has lapsed (we got its lease): it is abandoned, not completed.
+      if (current !== undefined) yield* abandon(current)
+      const st = yield* open(rr, who, current)
+      yield* record(st, "session.started", "started", who.user, current === undefined ? {} : { previous_holder: current.holder, join_mode: "reclaimed" })
+      return view(st, "active", { message: "investigation started; progress streams on the session" })
+    })
+
+    const takeover = Effect.fn("Investigations.takeover")(function* (rr: string, who: Caller) {
+      yield* leases.takeover(rr, who.user).pipe(Effect.mapError((e) => new ToolError({ message: `cluster API unavailable: ${e.message}` })))
+      const current = states.get(rr)
+      if (current !== undefined && !(yield* ended(current)) && current.holder === who.user) {
+        yield* touch(current)
+        if (!current.connected) yield* keepAlive(current)
+        return view(current, "active", { message: "you already hold this session" })
+      }
+      if (current !== undefined) yield* abandon(current)
+      const st = yield* open(rr, who, current)
+      yield* record(st, "session.takeover", "taken_over", who.user, {
+        from_user: current?.holder ?? null,
+        to_user: who.user,
+        abandoned: current !== undefined
+      })
+      return view(st, "active", { message: current === undefined ? "investigation started" : `taken over from ${current.holder}` })
+    })
+
+    /** The session `who` may act on: it exists, has not ended, is held by `who` and its lease is live. */
+    const held = (rr: string, who: Caller) =>
+      Effect.gen(function* () {
+        const st = states.get(rr)
+        if (st === undefined) return yield* new ToolError({ message: `no interactive session for ${rr}; use action start` })
+        if (yield* ended(st)) return yield* new ToolError({ message: `the interactive session of ${rr} has ended` })
+        if (st.holder !== who.user) return yield* new ToolError({ message: `${st.holder} holds this session; use action takeover` })
+        if (!st.connected) return yield* new ToolError({ message: "the session is disconnected; use action reconnect" })
+        yield* touch(st)
+        return st
+      })
+
+    const reply = (st: InteractiveSession, r: Reply) =>
+      r._tag === "Reply"
+        ? Effect.succeed(view(st, "active", { message: r.text }))
+        : Effect.fail(new ToolError({ message: r._tag === "Abandoned" ? "this investigation was taken over or stopped" : r.reason }))
+
+    const send = Effect.fn("Investigations.message")(function* (rr: string, who: Caller, text: string) {
+      const st = yield* held(rr, who)
+      return yield* reply(st, yield* turn(st, text))
+    })
+
+    const status = Effect.fn("Investigations.status")(function* (rr: string) {
+      const st = states.get(rr)
+      if (st === undefined) return { rr_id: rr, status: "disconnected", message: "no interactive session on this agent" }
+      const s = yield* Ref.get(st.session.state)
+      const value = s.status === "completed" ? "completed" : !isTerminal(s) && st.connected ? "active" : "disconnected"
+      return view(st, value, {
+        session_status: s.status,
+        ...(st.selection === undefined ? {} : { selected_workflow_id: st.selection.workflow["workflow_id"] })
+      })
+    })
+
+    const reconnect = Effect.fn("Investigations.reconnect")(function* (rr: string, who: Caller) {
+      const st = states.get(rr)
+      if (st === undefined || (yield* ended(st))) return yield* new ToolError({ message: `no open interactive session for ${rr}; use action start` })
+      const taken = yield* acquire(rr, who)
+      if (Option.isSome(taken)) return sessionActive(rr, taken.value)
+      if (st.holder !== who.user) return yield* start(rr, who)
+      yield* touch(st)
+      if (!st.connected) yield* keepAlive(st)
+      return view(st, "active", { message: "reconnected" })
+    })
+
+    /** Ends the session for good: its turn stops, the lease is freed. */
+    const close = (st: InteractiveSession) =>
+      Effect.gen(function* () {
+        const holder = st.holder
+        yield* abandon(st)
+        yield* leases.release(st.rr, holder).pipe(Effect.catchAll((e) => Effect.logWarning("lease release failed", e)))
+      })
+
+    const cancel = Effect.fn("Investigations.cancel")(function* (rr: string, who: Caller) {
+      const st = yield* held(rr, who)
+      yield* close(st)
+      yield* sessions.finish(st.session, { status: "cancelled", reason: `cancelled by ${who.user}` })
+      yield* markAnalysisCancelled(k8s, rr, who.user, yield* now)
+      yield* record(st, "session.cancelled", "cancelled", who.user)
+      return view(st, "cancelled", { message: "investigation cancelled; the lease is released" })
+    })
+
+    const finishWith = (st: InteractiveSession, who: Caller, outcome: Parameters<typeof closingResponse>[2], status: string) =>
+      Effect.gen(function* () {
+        yield* close(st)
+        const response = closingResponse(st, yield* now, outcome)
+        yield* sessions.finish(st.session, { status: "completed", result: response })
+        yield* investigator.report(st.run, Exit.succeed(response))
+        yield* record(st, "session.completed", status, who.user, { outcome: response.investigation_outcome })
+        return view(st, status, { message: `investigation ${status.replace(/_/g, " ")}` })
+      })
+
+    const complete = Effect.fn("Investigations.complete")(function* (rr: string, who: Caller) {
+      const st = yield* held(rr, who)
+      if (st.selection === undefined) {
+        return yield* new ToolError({ message: "no workflow selected: use discover_workflows and svc_select_workflow before completing" })
+      }
+      return yield* finishWith(st, who, { _tag: "workflow", selection: st.selection, user: who.user }, "completed")
+    })
+
+    const completeNoAction = Effect.fn("Investigations.completeNoAction")(function* (
+      rr: string,
+      who: Caller,
+      reason: string | undefined,
+      escalation: string | undefined
+    ) {
+      const st = yield* held(rr, who)
+      return escalation === undefined || escalation.trim() === ""
+        ? yield* finishWith(st, who, reason === undefined ? { _tag: "no_action" } : { _tag: "no_action", reason }, "completed_no_action")
+        : yield* finishWith(st, who, { _tag: "escalated", reason: escalation }, "escalated")
+    })
+
+    const discover = Effect.fn("Investigations.discover")(function* (rr: string, who: Caller) {
+      const st = yield* held(rr, who)
+      const found = yield* workflows.discover(st)
+      yield* record(st, "workflow.discovery", "discovered", who.user, { workflow_count: found.length })
+      return { session_id: st.session.id, rr_id: rr, status: "active", workflows: found, count: found.length }
+    })
+
+    const select = Effect.fn("Investigations.select")(function* (
+      rr: string,
+      who: Caller,
+      input: Omit<Parameters<typeof workflows.select>[1], "user">
+    ) {
+      const st = yield* held(rr, who)
+      const chosen = yield* workflows.select(st, { ...input, user: who.user })
+      if (chosen.created) yield* record(st, "rr.created", "created", who.user, { rr_name: rr, target_kind: chosen.target.kind, target_name: chosen.target.name })
+      yield* record(st, "workflow.selected", "selected", who.user, { workflow_id: input.workflowId })
+      return {
+        ...view(st, "selected"),
+        workflow_id: input.workflowId,
+        rr_created: chosen.created,
+        remediation_target: chosen.target,
+        parameters: chosen.parameters,
+        message: `workflow ${chosen.workflow.workflowName} selected${chosen.created ? `; RemediationRequest ${rr} created` : ""}`
+      }
+    })
+
+    const sessionOf = (rr: string) => Option.fromNullable(states.get(rr)).pipe(Option.map((st) => st.session))
+
+    return { start, takeover, send, status, reconnect, cancel, complete, completeNoAction, discover, select, sessionOf } as const
+  })
+}) {}

@@ -1,0 +1,107 @@
+/**
+ * What tool output passes through before the model reads it: credentials are scrubbed, phrases that try to steer
+ * the model are neutralised, and the result is capped. Cluster data is attacker-influenced (pod logs, events,
+ * annotations), so the model is also told that tool output is data, never instructions.
+ */
+
+export interface SanitizeSettings {
+  readonly injectionPatternsEnabled: boolean
+  readonly credentialScrubEnabled: boolean
+  readonly maxToolOutputSize: number
+}
+
+export interface Sanitized {
+  readonly text: string
+  readonly injections: number
+  readonly credentials: number
+  readonly truncated: boolean
+}
+
+export const InjectionMarker = "[REMOVED: instruction-like text in tool output]"
+export const CredentialMarker = "[REDACTED]"
+
+/** Phrases addressed to an AI rather than describing the system; matched case-insensitively. */
+const injectionPatterns: ReadonlyArray<RegExp> = [
+  /\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|your|system)\b[^.\n]{0,40}\b(instructions?|prompts?|rules|directives|guidelines|context)\b[^.\n]*/gi,
+  /\b(you are now|from now on,? you|act as|pretend to be|roleplay as)\b[^.\n]*/gi,
+  /\b(new|updated|real|actual)\s+(instructions?|system prompt|directives?)\s*:[^\n]*/gi,
+  /\b(system prompt|developer message)\b[^.\n]*\b(reveal|print|show|repeat|output)\b[^.\n]*/gi,
+  /\b(reveal|print|show|repeat|output)\b[^.\n]*\b(system prompt|developer message|your instructions)\b[^.\n]*/gi,
+  /<\|?(im_start|im_end|system|endoftext)\|?>/gi,
+  /\[\/?(INST|SYS)\]|<<\/?SYS>>/g,
+  /^\s*(system|assistant)\s*:\s.*$/gim,
+  /\b(select|choose|recommend|execute|run)\s+(the\s+)?workflow\b[^.\n]*\b(instead|regardless|always|immediately)\b[^.\n]*/gi,
+  /\bset\s+(confidence|needs_human_review|is_actionable)\b[^.\n]*/gi
+]
+
+/** Secrets by shape; the key name is kept so the model still sees that a value was there. */
+const credentialPatterns: ReadonlyArray<readonly [RegExp, string]> = [
+  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, CredentialMarker],
+  [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, CredentialMarker],
+  [/\b(AKIA|ASIA)[0-9A-Z]{16}\b/g, CredentialMarker],
+  [/\b(ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}\b/g, CredentialMarker],
+  [/\bxox[abprs]-[A-Za-z0-9-]{10,}\b/g, CredentialMarker],
+  [/\bsk-[A-Za-z0-9_-]{20,}\b/g, CredentialMarker],
+  [/\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{12,}/gi, `$1 ${CredentialMarker}`],
+  [/\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+):[^\s@/]+@/gi, `$1:${CredentialMarker}@`],
+  [
+    /("?\b[\w.-]*(password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)\b"?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;}\]]+)/gi,
+    `$1${CredentialMarker}`
+  ]
+]
+
+const replaceCounting = (text: string, pattern: RegExp, replacement: string): [string, number] => {
+  let count = 0
+  const out = text.replace(pattern, (...args: Array<unknown>) => {
+    count++
+    const groups = args.slice(1, -2) as Array<string | undefined>
+    return replacement.replace(/\$(\d)/g, (_, i: string) => groups[Number(i) - 1] ?? "")
+  })
+  return [out, count]
+}
+
+export const scrubCredentials = (text: string): [string, number] =>
+  credentialPatterns.reduce<[string, number]>(([t, n], [pattern, replacement]) => {
+    const [out, c] = replaceCounting(t, pattern, replacement)
+    return [out, n + c]
+  }, [text, 0])
+
+export const neutralizeInjections = (text: string): [string, number] =>
+  injectionPatterns.reduce<[string, number]>(([t, n], pattern) => {
+    const [out, c] = replaceCounting(t, pattern, InjectionMarker)
+    return [out, n + c]
+  }, [text, 0])
+
+const secretKey = /(password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)$/i
+
+/** Cleans every string of a JSON value (strings are checked before serialisation, so escapes hide nothing). */
+const walk = (value: unknown, settings: SanitizeSettings, counts: { injections: number; credentials: number }, key?: string): unknown => {
+  if (typeof value === "string") {
+    if (settings.credentialScrubEnabled && key !== undefined && secretKey.test(key) && value !== "") {
+      counts.credentials++
+      return CredentialMarker
+    }
+    const [scrubbed, c] = settings.credentialScrubEnabled ? scrubCredentials(value) : [value, 0]
+    const [clean, i] = settings.injectionPatternsEnabled ? neutralizeInjections(scrubbed) : [scrubbed, 0]
+    counts.credentials += c
+    counts.injections += i
+    return clean
+  }
+  if (Array.isArray(value)) return value.map((v) => walk(v, settings, counts))
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, settings, counts, k)]))
+  }
+  return value
+}
+
+/** A tool result as the model reads it: cleaned, serialised, capped. */
+export const sanitize = (content: unknown, settings: SanitizeSettings): Sanitized => {
+  const counts = { injections: 0, credentials: 0 }
+  const cleaned = walk(content, settings, counts)
+  const text = typeof cleaned === "string" ? cleaned : JSON.stringify(cleaned)
+  const truncated = text.length > settings.maxToolOutputSize
+  const capped = truncated
+    ? `${text.slice(0, settings.maxToolOutputSize)}\n[truncated: ${text.length - settings.maxToolOutputSize} more characters]`
+    : text
+  return { text: capped, injections: counts.injections, credentials: counts.credentials, truncated }
+}

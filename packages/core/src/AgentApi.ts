@@ -1,0 +1,107 @@
+/**
+ * The investigation agent's REST contract (submit, poll, result), declared once: the agent implements it and the
+ * analysis controller calls it with `HttpApiClient.make(AgentApi, { baseUrl })`. Paths and bodies follow the
+ * agent's OpenAPI 1.5.7 so a controller written against the original works unchanged; every error is an RFC 7807
+ * problem (`application/problem+json`).
+ */
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  AnalyzeAccepted,
+  CancelSessionResponse,
+  IncidentRequest,
+  IncidentResponse,
+  SessionSnapshot,
+  SessionStatus
+} from "./domain/Incident.ts"
+import {
+  BadRequestProblem,
+  ConflictProblem,
+  InternalProblem,
+  NotFoundProblem,
+  ServiceUnavailableProblem
+} from "./Problem.ts"
+
+export { AnalyzeAccepted, CancelSessionResponse, IncidentRequest, IncidentResponse, SessionSnapshot, SessionStatus }
+
+/** Where the agent serves the OpenAPI 3.1 document of this contract. */
+export const AgentOpenApiPath = "/api/v1/openapi.json" as const
+
+const SessionPath = Schema.Struct({ session_id: Schema.String })
+
+/** The session event stream: `text/event-stream` frames (`id`, `event`, `data` JSON). */
+export const SessionEventStream = Schema.String.pipe(
+  HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })
+)
+
+export class IncidentGroup extends HttpApiGroup.make("incident")
+  .add(
+    HttpApiEndpoint.post("analyze", "/incident/analyze")
+      .setPayload(IncidentRequest)
+      .addSuccess(AnalyzeAccepted, { status: 202 })
+      .annotate(OpenApi.Description, "Submit an investigation; poll the session, then fetch its result.")
+  )
+  .add(
+    HttpApiEndpoint.get("sessionStatus", "/incident/session/:session_id")
+      .setPath(SessionPath)
+      .addSuccess(SessionStatus)
+      .addError(NotFoundProblem)
+  )
+  .add(
+    HttpApiEndpoint.get("sessionResult", "/incident/session/:session_id/result")
+      .setPath(SessionPath)
+      .addSuccess(IncidentResponse)
+      .addError(NotFoundProblem)
+      .addError(ConflictProblem)
+      .annotate(OpenApi.Description, "The result of a completed (or failed) session; 409 while it is still running.")
+  )
+  .add(
+    HttpApiEndpoint.get("sessionStream", "/incident/session/:session_id/stream")
+      .setPath(SessionPath)
+      .addSuccess(SessionEventStream)
+      .addError(NotFoundProblem)
+      .annotate(
+        OpenApi.Description,
+        "Server-sent events of the session: reasoning_delta, token_delta, tool_call_start, tool_call, tool_result, " +
+          "error, complete, cancelled, alignment_verdict, session_ended (the last one)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("cancelSession", "/incident/session/:session_id/cancel")
+      .setPath(SessionPath)
+      .addSuccess(CancelSessionResponse)
+      .addError(NotFoundProblem)
+      .addError(ConflictProblem)
+  )
+  .add(
+    HttpApiEndpoint.get("sessionSnapshot", "/incident/session/:session_id/snapshot")
+      .setPath(SessionPath)
+      .addSuccess(SessionSnapshot)
+      .addError(NotFoundProblem)
+      .addError(ConflictProblem)
+  ) {}
+
+/** `GET /config`: the runtime configuration with secrets left out; served only in dev mode (404 otherwise). */
+export class ConfigGroup extends HttpApiGroup.make("config")
+  .add(
+    HttpApiEndpoint.get("getConfig", "/config")
+      .addSuccess(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+      .addError(NotFoundProblem)
+  ) {}
+
+export class AgentApi extends HttpApi.make("agent")
+  .add(IncidentGroup.prefix("/api/v1"))
+  .add(ConfigGroup)
+  .addError(BadRequestProblem)
+  // Session lookups can fail on every session endpoint; declaring these once keeps handlers on one error mapping.
+  .addError(NotFoundProblem)
+  .addError(ConflictProblem)
+  .addError(InternalProblem)
+  .addError(ServiceUnavailableProblem)
+  .annotateContext(
+    OpenApi.annotations({
+      title: "Kubemend investigation agent API",
+      version: "1.0.0",
+      description: "Session-based LLM root-cause analysis: submit an incident, poll the session, fetch the result."
+    })
+  ) {}
