@@ -43,7 +43,9 @@ export const localPlatform = Effect.gen(function* () {
   const started = Date.now()
   const autoPorts = (yield* Config.string("LOCAL_PORTS").pipe(Config.withDefault("fixed"))) === "auto"
   const quiet = (yield* Config.string("LOCAL_QUIET").pipe(Config.withDefault("false"))) === "true"
-  const dir = Path.join(root, ".local")
+  // State lives under the repo by default; tests point it elsewhere so they never touch a developer's platform.
+  const stateRoot = yield* Config.string("LOCAL_STATE_DIR").pipe(Config.withDefault(root))
+  const dir = Path.join(stateRoot, ".local")
   Fs.mkdirSync(dir, { recursive: true })
   const ports = yield* choosePorts(autoPorts)
 
@@ -77,8 +79,8 @@ export const localPlatform = Effect.gen(function* () {
       agent: { bindAddress: "127.0.0.1", ...ports.agent },
       storage: { bindAddress: "127.0.0.1", ...ports.storage }
     },
-    files: { llmApiKeyFile: apiKeyFile, dataDir: Path.join(root, ".data") },
-    embeddedDatabase: { dataDir: Path.join(root, ".data", "postgres") },
+    files: { llmApiKeyFile: apiKeyFile, dataDir: Path.join(stateRoot, ".data") },
+    embeddedDatabase: { dataDir: Path.join(stateRoot, ".data", "postgres") },
     allowInsecureIssuers: true
   })
 

@@ -1,0 +1,66 @@
+/**
+ * The README's quick start, end to end: `npm start`'s program comes up on free ports, an MCP client connects with
+ * the printed sre token, lists the tools and reads the seeded remediations, and SIGINT stops every process cleanly.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { describe, expect, it } from "vitest"
+import { spawn } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+
+const root = Path.resolve(__dirname, "..", "..", "..")
+
+const waitFor = async (file: string, child: { exitCode: number | null }, deadlineMs: number) => {
+  const until = Date.now() + deadlineMs
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`local platform exited with ${child.exitCode}`)
+    if (Fs.existsSync(file)) return JSON.parse(Fs.readFileSync(file, "utf8"))
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  throw new Error("local platform did not become ready")
+}
+
+describe("local platform (npm start)", () => {
+  it("serves MCP with the printed token and stops cleanly on Ctrl-C", { timeout: 180_000 }, async () => {
+    const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-local-"))
+    Fs.chmodSync(state, 0o755)
+    const child = spawn(process.execPath, ["--import", "tsx", Path.join(root, "packages/operator/src/local.ts")], {
+      cwd: root,
+      env: { ...process.env, LOCAL_PORTS: "auto", LOCAL_QUIET: "true", LOCAL_STATE_DIR: state },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout.on("data", (d) => (output += d))
+    child.stderr.on("data", (d) => (output += d))
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    try {
+      const stack = await waitFor(Path.join(state, ".local", "stack.json"), child, 150_000)
+      expect(Object.keys(stack.tokens)).toEqual(expect.arrayContaining(["sre", "remediation-approver", "no-console"]))
+      expect(output).toContain("Kubemend is running")
+
+      const transport = new StreamableHTTPClientTransport(new URL(`${stack.gateway.url}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${stack.tokens.sre}` } }
+      })
+      const client = new Client({ name: "smoke", version: "1.0.0" })
+      await client.connect(transport)
+      const tools = await client.listTools()
+      expect(tools.tools.map((t) => t.name)).toEqual(expect.arrayContaining(["svc_list_remediations", "svc_approve", "svc_list_alerts"]))
+      expect(tools.tools).toHaveLength(23)
+      const result = await client.callTool({ name: "svc_list_remediations", arguments: {} })
+      expect(result.isError).toBeFalsy()
+      const listed = JSON.parse((result.content as Array<{ text: string }>)[0]!.text)
+      expect(listed.remediations.map((r: { id: string }) => r.id)).toContain("rr-checkout-oom")
+      await client.close()
+      child.kill("SIGINT")
+      expect(await exited).toBe(0)
+      // Every service process went down with it: nothing answers on their health ports any more.
+      for (const svc of ["gateway", "agent", "storage"] as const) {
+        await expect(fetch(`${stack[svc].healthUrl}/healthz`)).rejects.toThrow()
+      }
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL")
+    }
+  })
+})
