@@ -99,6 +99,8 @@ const nodeServerFor = (settings: ServerSettings, secure: boolean): Http.Server =
   const options = {
     headersTimeout: Duration.toMillis(settings.headersTimeout),
     requestTimeout: Duration.toMillis(settings.requestTimeout),
+    // Node checks those two timeouts only this often (default 30 s), so a slow client would outlive them.
+    connectionsCheckingInterval: 1000,
     maxHeaderSize: 16 * 1024
   }
   if (secure && Option.isSome(settings.tls)) {

@@ -12,7 +12,6 @@ import { settingsConfig as llmConfig } from "@kubemend/core/Llm/Config"
 import { ServerConfig } from "@kubemend/core/Servers"
 import { a2aConfig } from "@kubemend/gateway/A2a/Config"
 import { gatewayConfig } from "@kubemend/gateway/GatewayConfig"
-import { storageClientConfig as gatewayStorageConfig } from "@kubemend/gateway/GatewayStorage"
 import { StorageConfig } from "@kubemend/storage/StorageConfig"
 import { Config, ConfigProvider, Duration, Effect, Either, HashSet, Option } from "effect"
 import { renderServiceConfigs } from "../src/Platform/RenderConfig.ts"
@@ -57,6 +56,12 @@ const load = <A, E, R>(file: Record<string, unknown>, effect: Effect.Effect<A, E
   return Effect.map(Effect.withConfigProvider(effect, provider), (value) => ({ value, asked }))
 }
 
+/** The keys core's `Storage.layerConfig` reads (the gateway's and agent's storage client). */
+const storageClientKeys = Config.nested(
+  Config.all({ url: Config.string("url"), tokenFile: Config.option(Config.string("tokenFile")) }),
+  "storage"
+)
+
 /** The cluster keys as the services' main layers read them (gateway under `kubernetes`, the others at the top). */
 const k8sKeys = Config.all({ namespace: Config.string("namespace"), apiGroup: Config.string("apiGroup") })
 
@@ -85,9 +90,9 @@ describe("renderServiceConfigs: the gateway's file", () => {
         k8s: Config.nested(k8sKeys, "kubernetes"),
         a2a: a2aConfig,
         llm: Config.nested(llmConfig, "llm"),
-        storage: gatewayStorageConfig
+        storage: storageClientKeys
       }))
-      expect(value.storage.tokenFile).toBe("/var/run/secrets/kubernetes.io/serviceaccount/token")
+      expect(value.storage.tokenFile).toEqual(Option.some("/var/run/secrets/kubernetes.io/serviceaccount/token"))
       expect(Duration.toSeconds(value.sarCacheTTL)).toBe(45)
       expect(value.k8s).toEqual({ namespace: "kubemend-system", apiGroup: "kubemend.io" })
       expect(value.a2a.publicUrl).toEqual(Option.some("https://kubemend.example.com"))
@@ -99,7 +104,7 @@ describe("renderServiceConfigs: the gateway's file", () => {
       expect(value.gateway.rateLimit).toEqual({ ipRequestsPerSec: 50, userRequestsPerSec: 7, toolCallsPerMinute: 60, maxConcurrentSessions: 100 })
       expect(value.gateway.mcpEnabled).toBe(true)
       expect(value.gateway.agentUrl).toEqual(Option.some("http://kubemend-agent.kubemend-system.svc:8443"))
-      expect(value.gateway.storageUrl).toEqual(Option.some("http://kubemend-storage.kubemend-system.svc:8080"))
+      expect(value.storage.url).toBe("http://kubemend-storage.kubemend-system.svc:8080")
       expect(value.server).toMatchObject({ host: "0.0.0.0", port: 8443, healthPort: 8081, metricsPort: 9090 })
       expect(Duration.toSeconds(value.server.drainTimeout)).toBe(40)
       expect(value.level).toBe("info")

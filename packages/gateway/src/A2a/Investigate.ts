@@ -1,0 +1,91 @@
+/**
+ * `svc_investigate` in A2A mode (document 1, behaviour rule 4): the bridge's tool starts the investigation, then
+ * the call blocks until the agent reports it finished and answers with the RCA summary. The agent's live events
+ * reach the task through the link's notifications (`investigation` events); the wait is bounded by
+ * `investigationTimeout`. Audited as `ka.delegated`, `ka.result_received` and `session.completed`.
+ */
+import { Clock, Duration, Effect, Schedule } from "effect"
+import { K8s } from "@kubemend/core/K8s"
+import { GatewayAudit } from "../GatewayAudit.ts"
+import { type ToolContext, type ToolDef, ToolError } from "../Mcp/Tool.ts"
+import { record, specOf, statusOf, str } from "../Tools/Common.ts"
+import { A2aConfig } from "./Config.ts"
+
+/** Agent session states after which nothing more happens. */
+const finished = new Set(["completed", "failed", "cancelled", "canceled", "completed_no_action", "escalated", "disconnected", "error", "timeout"])
+
+const summaryOf = (r: Record<string, unknown>): string | undefined =>
+  str(r.summary) ?? str(record(r.root_cause_analysis).summary) ?? str(record(r.rca).summary) ?? str(r.root_cause) ?? str(r.message)
+
+class StillRunning {
+  readonly _tag = "StillRunning"
+}
+
+export const blockingInvestigate = (bridge: ToolDef) =>
+  Effect.gen(function* () {
+    const config = yield* A2aConfig
+    const k8s = yield* K8s
+    const audit = yield* GatewayAudit
+
+    /** The RCA the analysis wrote, when the agent's answer carries no summary. */
+    const rcaOf = (rrId: string) =>
+      k8s.listCr("aianalyses").pipe(
+        Effect.map((list) => list.items.find((a) => str(record(specOf(a).remediationRequestRef).name) === rrId)),
+        Effect.map((a) => {
+          const rca = a === undefined ? undefined : statusOf(a).rootCauseAnalysis
+          return typeof rca === "string" ? rca : rca === undefined ? undefined : summaryOf(record(rca)) ?? JSON.stringify(rca)
+        }),
+        Effect.orElseSucceed(() => undefined)
+      )
+
+    const waitFor = (rrId: string, ctx: ToolContext) => {
+      const acting = { user: ctx.caller.principal.user, groups: ctx.caller.principal.groups, token: ctx.caller.token }
+      const poll = ctx.agent.call("investigate", { rr_id: rrId, action: "status" }, acting).pipe(
+        Effect.map(record),
+        Effect.flatMap((r) => (finished.has((str(r.status) ?? "").toLowerCase()) ? Effect.succeed(r) : Effect.fail(new StillRunning())))
+      )
+      return poll.pipe(
+        Effect.retry({ while: (e) => e instanceof StillRunning, schedule: Schedule.spaced(config.investigationPollInterval) }),
+        Effect.timeoutFail({
+          duration: config.investigationTimeout,
+          onTimeout: () => new ToolError({
+            message: `the investigation of ${rrId} did not finish within ${Duration.format(config.investigationTimeout)}`,
+            kind: "timeout",
+            code: "timeout"
+          })
+        }),
+        Effect.catchIf((e): e is StillRunning => e instanceof StillRunning, () => Effect.die("unreachable"))
+      )
+    }
+
+    const run = (input: unknown, ctx: ToolContext) =>
+      Effect.gen(function* () {
+        const started = record(yield* bridge.run(input, ctx))
+        const rrId = str(started.rr_id)
+        if (rrId === undefined || started.status === "session_active") return started
+        const sessionId = str(started.session_id) ?? ""
+        const begin = yield* Clock.currentTimeMillis
+        const base = { userId: ctx.caller.principal.user, clientIp: ctx.caller.clientIp, correlationId: rrId }
+        yield* audit.emit({ ...base, type: "ka.delegated", outcome: "success", data: { session_id: sessionId, rr_id: rrId, a2a_task_id: ctx.sessionId ?? "" } })
+        const result = yield* waitFor(rrId, ctx).pipe(Effect.tapError((e) =>
+          audit.emit({ ...base, type: "ka.result_received", outcome: "failure", data: { session_id: sessionId, rr_id: rrId, error: e.message } })
+        ))
+        const status = (str(result.status) ?? "completed").toLowerCase()
+        const summary = summaryOf(result) ?? (yield* rcaOf(rrId)) ?? ""
+        const durationMs = (yield* Clock.currentTimeMillis) - begin
+        yield* audit.emit({ ...base, type: "ka.result_received", outcome: "success", data: { session_id: sessionId, rr_id: rrId, status } })
+        yield* audit.emit({
+          ...base, type: "session.completed", outcome: status === "completed" ? "success" : "failure", durationMs,
+          data: { session_id: sessionId, rr_id: rrId, terminal_phase: status, duration_ms: durationMs, join_mode: "a2a", user_identity: ctx.caller.principal.user }
+        })
+        return { session_id: str(result.session_id) ?? sessionId, status, summary, rr_id: rrId }
+      })
+
+    return {
+      ...bridge,
+      description: `${bridge.description} In this agent the call waits until the investigation has finished and answers its root-cause summary.`,
+      // The pipeline's deadline must not cut the wait short.
+      timeout: Duration.sum(config.investigationTimeout, Duration.seconds(30)),
+      run
+    } satisfies ToolDef
+  })

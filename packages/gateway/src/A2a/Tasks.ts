@@ -1,0 +1,168 @@
+/**
+ * The tasks the A2A agent has run or runs: a bounded in-memory table (finished tasks are forgotten after
+ * `taskRetention`, and the oldest finished ones first when `maxTasks` is reached). Each task keeps its state,
+ * history and artifacts for `tasks/get`, and a sliding PubSub of its events for streaming clients (a stalled
+ * reader loses old progress events, never the final one, and never slows the loop). A task is
+ * visible only to the user who started it: anyone else gets "task not found".
+ */
+import { Clock, Deferred, Duration, Effect, Fiber, PubSub, type Scope, Stream } from "effect"
+import { randomUUID } from "node:crypto"
+import { TaskNotCancelable, TaskNotFound } from "@kubemend/core/Errors"
+import { A2aConfig } from "./Config.ts"
+import type { Artifact, EventType, TaskEvent, TaskState, TaskStatus, TaskView, TextMessage } from "./Model.ts"
+import { terminalStates } from "./Model.ts"
+
+export interface Task {
+  readonly id: string
+  readonly contextId: string
+  readonly owner: string
+  readonly view: Effect.Effect<TaskView>
+  readonly isTerminal: Effect.Effect<boolean>
+  /** A progress event while working; `text` becomes the status message (unset for keepalives). */
+  readonly progress: (type: EventType, text?: string, metadata?: Record<string, unknown>) => Effect.Effect<void>
+  /** Moves to a terminal state with the agent's last message; later calls are ignored. */
+  readonly finish: (state: TaskState, text: string, type: EventType, metadata?: Record<string, unknown>) => Effect.Effect<void>
+  readonly addArtifact: (name: string, text: string) => Effect.Effect<void>
+  /** Events from now on, ending after the final one; the current snapshot comes first. */
+  readonly subscribe: Effect.Effect<{ readonly snapshot: TaskView; readonly events: Stream.Stream<TaskEvent> }, never, Scope.Scope>
+  readonly done: Effect.Effect<void>
+  readonly attach: (fiber: Fiber.RuntimeFiber<unknown, unknown>) => Effect.Effect<void>
+}
+
+interface Entry {
+  readonly task: Task
+  finishedAt: number | undefined
+  fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+}
+
+const iso = (millis: number) => new Date(millis).toISOString()
+
+export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks", {
+  effect: Effect.gen(function* () {
+    const config = yield* A2aConfig
+    const entries = new Map<string, Entry>()
+
+    const evict = (now: number) => {
+      const retention = Duration.toMillis(config.taskRetention)
+      for (const [id, e] of entries) {
+        if (e.finishedAt !== undefined && now - e.finishedAt >= retention) entries.delete(id)
+      }
+      for (const [id, e] of entries) {
+        if (entries.size < config.maxTasks) break
+        if (e.finishedAt !== undefined) entries.delete(id)
+      }
+    }
+
+    const create = (owner: string, contextId: string, request: TextMessage) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        evict(now)
+        const id = request.taskId
+        const events = yield* PubSub.sliding<TaskEvent>(256)
+        const finished = yield* Deferred.make<void>()
+        const history: Array<TextMessage> = [request]
+        const artifacts: Array<Artifact> = []
+        let status: TaskStatus = { state: "submitted", timestamp: iso(now) }
+        const entry: Entry = { task: undefined as unknown as Task, finishedAt: undefined, fiber: undefined }
+
+        const snapshot = (): TaskView => ({ id, contextId, status, artifacts: [...artifacts], history: [...history] })
+        const agentMessage = (text: string): TextMessage =>
+          ({ messageId: randomUUID(), role: "agent", text, contextId, taskId: id })
+
+        const publish = (state: TaskState, text: string | undefined, type: EventType, final: boolean, metadata: Record<string, unknown>) =>
+          Effect.gen(function* () {
+            const at = iso(yield* Clock.currentTimeMillis)
+            const message = text === undefined ? undefined : agentMessage(text)
+            status = { state, timestamp: at, ...(message === undefined ? {} : { message }) }
+            if (final && message !== undefined) history.push(message)
+            yield* PubSub.publish(events, {
+              _tag: "Status",
+              taskId: id,
+              contextId,
+              status,
+              final,
+              metadata: { ...metadata, type }
+            })
+          })
+
+        const task: Task = {
+          id,
+          contextId,
+          owner,
+          view: Effect.sync(snapshot),
+          isTerminal: Effect.sync(() => terminalStates.has(status.state)),
+          progress: (type, text, metadata = {}) =>
+            Effect.suspend(() =>
+              terminalStates.has(status.state)
+                ? Effect.void
+                : type === "keepalive"
+                ? PubSub.publish(events, {
+                  _tag: "Status",
+                  taskId: id,
+                  contextId,
+                  status: { state: "working", timestamp: status.timestamp },
+                  final: false,
+                  metadata: { ...metadata, type, dot: "." }
+                }).pipe(Effect.asVoid)
+                : publish("working", text, type, false, metadata)
+            ),
+          finish: (state, text, type, metadata = {}) =>
+            Effect.suspend(() => {
+              if (terminalStates.has(status.state)) return Effect.void
+              return publish(state, text, type, true, metadata).pipe(
+                Effect.zipRight(Clock.currentTimeMillis),
+                Effect.tap((t) => Effect.sync(() => void (entry.finishedAt = t))),
+                Effect.zipRight(Deferred.succeed(finished, undefined)),
+                Effect.asVoid
+              )
+            }),
+          addArtifact: (name, text) =>
+            Effect.suspend(() => {
+              const artifact = { artifactId: randomUUID(), name, text }
+              artifacts.push(artifact)
+              return PubSub.publish(events, { _tag: "Artifact", taskId: id, contextId, artifact }).pipe(Effect.asVoid)
+            }),
+          subscribe: Effect.gen(function* () {
+            const queue = yield* PubSub.subscribe(events)
+            const view = snapshot()
+            const stream = terminalStates.has(view.status.state)
+              ? Stream.empty
+              : Stream.fromQueue(queue).pipe(Stream.takeUntil((e) => e._tag === "Status" && e.final))
+            return { snapshot: view, events: stream }
+          }),
+          done: Deferred.await(finished),
+          attach: (fiber) => Effect.sync(() => void (entry.fiber = fiber))
+        }
+        ;(entry as { task: Task }).task = task
+        entries.set(id, entry)
+        return task
+      })
+
+    const lookup = (owner: string, id: string) =>
+      Effect.suspend(() => {
+        const entry = entries.get(id)
+        return entry === undefined || entry.task.owner !== owner
+          ? Effect.fail(new TaskNotFound({ taskId: id }))
+          : Effect.succeed(entry)
+      })
+
+    return {
+      create,
+      get: (owner: string, id: string) => Effect.map(lookup(owner, id), (e) => e.task),
+      /** Stops the task's loop and marks it canceled; finished tasks cannot be canceled. */
+      cancel: (owner: string, id: string) =>
+        Effect.gen(function* () {
+          const entry = yield* lookup(owner, id)
+          if (yield* entry.task.isTerminal) {
+            return yield* new TaskNotCancelable({ taskId: id, detail: "the task has already finished" })
+          }
+          // Canceled first: the loop's interruption must not be reported as a failure.
+          yield* entry.task.finish("canceled", "The task was canceled.", "status")
+          if (entry.fiber !== undefined) yield* Fiber.interrupt(entry.fiber)
+          return entry.task
+        }),
+      size: Effect.sync(() => entries.size),
+      running: Effect.sync(() => [...entries.values()].filter((e) => e.finishedAt === undefined).length)
+    } as const
+  })
+}) {}

@@ -1,0 +1,168 @@
+/**
+ * The gateway as an MCP client of the investigation agent (`<agent>/api/v1/mcp`, its `<prefix>_investigate`,
+ * `<prefix>_select_workflow` and `<prefix>_complete_no_action` tools).
+ *
+ * Acting user: every HTTP request to the agent carries the caller's own bearer token (delegation, audited once per
+ * link as `jwt.delegation`) plus `X-Kubemend-User` and `X-Kubemend-Groups` (comma-separated), and every tool call
+ * carries `acting_user` / `acting_user_groups` arguments, which is where the agent's tool schema takes them. The
+ * agent trusts the token (its `interactive.jwtProviders`) and attributes the session to that user.
+ *
+ * One link per MCP session of the gateway (so the agent's progress notifications reach that session), connected
+ * on first use and reconnected after a transport failure. Calls go through the agent circuit breaker.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { LoggingMessageNotificationSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { Duration, Effect, Option, Redacted, Scope } from "effect"
+import { DependencyUnavailable } from "@kubemend/core/Errors"
+import { Breakers } from "./Breaker.ts"
+import { GatewayAudit } from "./GatewayAudit.ts"
+import { GatewayConfig } from "./GatewayConfig.ts"
+import { redactMessage } from "./Mcp/Output.ts"
+import { ToolError } from "./Mcp/Tool.ts"
+
+export interface ActingUser {
+  readonly user: string
+  readonly groups: ReadonlyArray<string>
+  readonly token: Redacted.Redacted<string>
+}
+
+export interface AgentLink {
+  /** Calls an agent tool (unprefixed name, e.g. `investigate`) as `acting`; answers its JSON result. */
+  readonly call: (tool: string, args: Record<string, unknown>, acting: ActingUser) => Effect.Effect<unknown, ToolError>
+}
+
+/** A fault of the link itself (unreachable, 5xx, broken stream): counts against the breaker. */
+class AgentDown {
+  readonly _tag = "AgentDown"
+  constructor(readonly message: string) {}
+}
+
+const textOf = (result: { content?: ReadonlyArray<{ type: string; text?: string }> }) =>
+  (result.content ?? []).filter((c) => c.type === "text").map((c) => c.text ?? "").join("\n")
+
+const parse = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return { message: text }
+  }
+}
+
+export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gateway/AgentClient", {
+  effect: Effect.gen(function* () {
+    const config = yield* GatewayConfig
+    const { agent: breaker } = yield* Breakers
+    const audit = yield* GatewayAudit
+    const endpoint = Option.map(config.agentUrl, (u) => new URL(`${u.replace(/\/+$/, "")}/api/v1/mcp`))
+
+    /** A link for one session; `onNotification` receives the agent's `notifications/message` params. */
+    const link = (onNotification: (params: unknown) => void): Effect.Effect<AgentLink, never, Scope.Scope> =>
+      Effect.gen(function* () {
+        let current: ActingUser | undefined
+        let connection: Promise<{ client: Client; transport: StreamableHTTPClientTransport }> | undefined
+        let delegated = false
+
+        const withActing: typeof fetch = (input, init) => {
+          const headers = new Headers(init?.headers)
+          if (current !== undefined) {
+            headers.set("authorization", `Bearer ${Redacted.value(current.token)}`)
+            headers.set("x-kubemend-user", current.user)
+            headers.set("x-kubemend-groups", current.groups.join(","))
+          }
+          return fetch(input, { ...init, headers })
+        }
+
+        const connect = (url: URL) => {
+          connection ??= (async () => {
+            const transport = new StreamableHTTPClientTransport(url, { fetch: withActing })
+            const client = new Client({ name: "kubemend-gateway", version: "1.0.0" }, { capabilities: {} })
+            client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => onNotification(n.params))
+            await client.connect(transport)
+            return { client, transport }
+          })().catch((e) => {
+            connection = undefined
+            throw e
+          })
+          return connection
+        }
+
+        yield* Effect.addFinalizer(() =>
+          Effect.promise(async () => {
+            const c = await connection?.catch(() => undefined)
+            await c?.transport.terminateSession().catch(() => undefined)
+            await c?.client.close().catch(() => undefined)
+          }))
+
+        const invoke = (url: URL, name: string, args: Record<string, unknown>) =>
+          Effect.tryPromise({
+            try: async (signal) => {
+              const { client } = await connect(url)
+              return client.callTool({ name, arguments: args }, undefined, {
+                signal,
+                timeout: Duration.toMillis(Duration.hours(1))
+              })
+            },
+            catch: (e) => e
+          }).pipe(
+            Effect.timeoutFail({
+              duration: config.toolTimeout,
+              onTimeout: () => new AgentDown("the agent did not answer in time")
+            }),
+            Effect.mapError((e) => {
+              if (e instanceof AgentDown) return e
+              // A JSON-RPC error is the agent's answer; anything else (network, HTTP status) is an outage.
+              if (e instanceof McpError && e.code !== -32000 && e.code !== -32001) return toolErrorOf(e.message)
+              connection = undefined
+              return new AgentDown(e instanceof Error ? e.message : String(e))
+            })
+          )
+
+        const call: AgentLink["call"] = (tool, args, acting) =>
+          Option.match(endpoint, {
+            onNone: () => Effect.fail(new ToolError({ message: "the investigation agent is not configured", code: "agent_unavailable" })),
+            onSome: (url) =>
+              Effect.gen(function* () {
+                current = acting
+                if (!delegated) {
+                  delegated = true
+                  yield* audit.emit({
+                    type: "jwt.delegation", outcome: "success", userId: acting.user,
+                    data: { delegated_to: "agent", groups: acting.groups.join(",") }
+                  })
+                }
+                const result = yield* breaker.run(
+                  invoke(url, `${config.agentToolPrefix}_${tool}`, {
+                    ...args,
+                    acting_user: acting.user,
+                    acting_user_groups: acting.groups
+                  }),
+                  (e) => e instanceof AgentDown
+                )
+                const text = textOf(result as { content?: ReadonlyArray<{ type: string; text?: string }> })
+                if ((result as { isError?: boolean }).isError === true) return yield* toolErrorOf(text)
+                return (result as { structuredContent?: unknown }).structuredContent ?? parse(text)
+              }).pipe(
+                Effect.catchIf(
+                  (e): e is AgentDown | DependencyUnavailable => e instanceof AgentDown || e instanceof DependencyUnavailable,
+                  (e) =>
+                    Effect.fail(new ToolError({
+                      message: `the investigation agent is unavailable: ${redactMessage(e instanceof AgentDown ? e.message : e.detail ?? "")}`,
+                      code: "agent_unavailable"
+                    }))
+                )
+              )
+          })
+
+        return { call } satisfies AgentLink
+      })
+
+    /** One call on a link of its own (for callers without a session, such as the A2A agent loop). */
+    const callOnce = (tool: string, args: Record<string, unknown>, acting: ActingUser) =>
+      Effect.scoped(Effect.flatMap(link(() => {}), (l) => l.call(tool, args, acting)))
+
+    return { link, callOnce } as const
+  })
+}) {}
+
+const toolErrorOf = (message: string) => new ToolError({ message: redactMessage(message || "the agent refused the call"), code: "agent_error" })

@@ -1,0 +1,73 @@
+/**
+ * One low-level MCP SDK `Server` per session (a Server serves one transport): `tools/list` from the registry,
+ * `tools/call` through the call pipeline, `ping` and `initialize` by the SDK. The caller of each HTTP request
+ * travels to the handlers in the transport's `authInfo.extra`.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js"
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { Effect, Runtime } from "effect"
+import type { AgentLink } from "../AgentClient.ts"
+import type { Caller } from "../Edge/Chain.ts"
+import { ToolCalls } from "./Call.ts"
+import { ToolRegistry } from "./Registry.ts"
+
+export const serverInfo = { name: "kubemend-gateway", version: "1.0.0" } as const
+
+/** What the transport mount attaches to each request. */
+export const authInfoFor = (caller: Caller): AuthInfo => ({
+  token: "",
+  clientId: caller.principal.user,
+  scopes: [],
+  expiresAt: Math.floor(caller.principal.expiresAt.getTime() / 1000),
+  extra: { caller }
+})
+
+const callerOf = (authInfo: AuthInfo | undefined): Caller => {
+  const caller = authInfo?.extra?.["caller"] as Caller | undefined
+  // The mount always attaches the caller; a request without one never passed the edge chain.
+  if (caller === undefined) throw new McpError(ErrorCode.InvalidRequest, "unauthenticated request")
+  return caller
+}
+
+export interface SessionContext {
+  readonly sessionId: () => string | undefined
+  readonly agent: AgentLink
+}
+
+export const makeServerFactory = Effect.gen(function* () {
+  const registry = yield* ToolRegistry
+  const calls = yield* ToolCalls
+  const runtime = yield* Effect.runtime<never>()
+  const run = Runtime.runPromise(runtime)
+
+  return (session: SessionContext): Server => {
+    const server = new Server(serverInfo, {
+      capabilities: { tools: { listChanged: false }, logging: {} },
+      instructions:
+        "Kubemend remediation tools. Authorization is checked per tool call; a denied call answers permission denied."
+    })
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...registry.listed] }))
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const name = request.params.name
+      const def = registry.lookup(name)
+      if (def === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${name}`)
+      const caller = callerOf(extra.authInfo)
+      const result = await run(
+        calls.call(def, request.params.arguments, {
+          caller,
+          tool: name,
+          sessionId: session.sessionId(),
+          agent: session.agent,
+          notify: (data) =>
+            Effect.promise(() =>
+              extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend", data } })
+                .catch(() => undefined))
+        }),
+        { signal: extra.signal }
+      )
+      return { ...result, content: [...result.content] }
+    })
+    return server
+  }
+})

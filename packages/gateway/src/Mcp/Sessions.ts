@@ -1,0 +1,140 @@
+/**
+ * MCP sessions (`Mcp-Session-Id`), each a web-standard transport of the official SDK plus its own `Server`, bound
+ * to the user who opened it: another user's id answers as unknown, and a session id never authenticates (every
+ * request runs the edge chain first). At most `maxConcurrentSessions` are open (counting initializations in
+ * progress); the next is refused. `DELETE /mcp`, idling past `sessionIdleTimeout` and shutdown close a session.
+ * `mcp.session_init` is audited once per session id, when the SDK assigns it.
+ */
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { Clock, Duration, Effect, ExecutionStrategy, Exit, Runtime, Schedule, Scope } from "effect"
+import { randomUUID } from "node:crypto"
+import { SessionLimitReached, SessionNotFound } from "@kubemend/core/Errors"
+import { AgentClient, type AgentLink } from "../AgentClient.ts"
+import type { Caller } from "../Edge/Chain.ts"
+import { GatewayAudit } from "../GatewayAudit.ts"
+import { GatewayConfig } from "../GatewayConfig.ts"
+import { GatewayMetrics } from "../GatewayMetrics.ts"
+import { makeServerFactory } from "./Server.ts"
+
+export interface McpSession {
+  readonly owner: string
+  readonly transport: WebStandardStreamableHTTPServerTransport
+  readonly server: Server
+  /** Requests being handled right now; an idle sweep never closes a busy session. */
+  busy: number
+  lastUsed: number
+}
+
+export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gateway/McpSessions", {
+  scoped: Effect.gen(function* () {
+    const config = yield* GatewayConfig
+    const audit = yield* GatewayAudit
+    const metrics = yield* GatewayMetrics
+    const agents = yield* AgentClient
+    const makeServer = yield* makeServerFactory
+    const scope = yield* Effect.scope
+    const runtime = yield* Effect.runtime<never>()
+    const runFork = Runtime.runFork(runtime)
+    const open = new Map<string, McpSession & { readonly scope: Scope.CloseableScope }>()
+    let pending = 0
+    const limit = config.rateLimit.maxConcurrentSessions
+
+    const publish = Effect.suspend(() => metrics.sessionsOpen(open.size))
+
+    const closeSession = (id: string) =>
+      Effect.suspend(() => {
+        const s = open.get(id)
+        if (s === undefined) return Effect.void
+        open.delete(id)
+        return Effect.promise(() => s.transport.close().catch(() => undefined)).pipe(
+          Effect.zipRight(Scope.close(s.scope, Exit.void)),
+          Effect.zipRight(publish)
+        )
+      })
+
+    /**
+     * A new session for `caller` (its `initialize` request is next). The slot is reserved now, so concurrent
+     * initializations cannot overshoot the limit; `settle` releases it when the SDK did not start the session.
+     */
+    const create = Effect.fn("McpSessions.create")(function* (caller: Caller) {
+      if (open.size + pending >= limit) {
+        return yield* new SessionLimitReached({
+          limit,
+          detail: `at most ${limit} MCP sessions may be open at once; close one (DELETE /mcp) or retry later`
+        })
+      }
+      pending++
+      const sessionScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+      let id: string | undefined
+      let server: Server | undefined
+      const link: AgentLink = yield* agents.link((params) => {
+        void server?.sendLoggingMessage(params as Parameters<Server["sendLoggingMessage"]>[0]).catch(() => undefined)
+      }).pipe(Scope.extend(sessionScope))
+      const now = yield* Clock.currentTimeMillis
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sid) => {
+          id = sid
+          pending--
+          open.set(sid, Object.assign(session, { scope: sessionScope }))
+          runFork(Effect.zipRight(publish, audit.emit({
+            type: "mcp.session_init", outcome: "success", userId: caller.principal.user, clientIp: caller.clientIp,
+            correlationId: sid, data: { mcp_session_id: sid, protocol_version: "2025-03-26" }
+          })))
+        },
+        onsessionclosed: (sid) => {
+          runFork(closeSession(sid))
+        }
+      })
+      server = makeServer({ sessionId: () => id, agent: link })
+      const session: McpSession = { owner: caller.principal.user, transport, server, busy: 0, lastUsed: now }
+      yield* Effect.promise(() => server!.connect(transport))
+      const settle = Effect.suspend(() => {
+        if (id !== undefined) return Effect.void
+        pending--
+        return Effect.promise(() => transport.close().catch(() => undefined)).pipe(Effect.zipRight(Scope.close(sessionScope, Exit.void)))
+      })
+      return { session, settle } as const
+    })
+
+    /** The caller's own session `id`; someone else's answers exactly like an unknown id. */
+    const lookup = (id: string, caller: Caller) =>
+      Effect.suspend(() => {
+        const s = open.get(id)
+        return s === undefined || s.owner !== caller.principal.user
+          ? Effect.fail(new SessionNotFound({ sessionId: id }))
+          : Effect.succeed(s as McpSession)
+      })
+
+    /** Marks `session` busy around `effect`. */
+    const using = <A, E, R>(session: McpSession, effect: Effect.Effect<A, E, R>) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => {
+          session.busy++
+        }),
+        () => effect,
+        () =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.sync(() => {
+              session.busy--
+              session.lastUsed = now
+            }))
+      )
+
+    const sweep = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const idle = Duration.toMillis(config.sessionIdleTimeout)
+      const stale = [...open.entries()].filter(([, s]) => s.busy === 0 && now - s.lastUsed >= idle).map(([k]) => k)
+      yield* Effect.forEach(stale, closeSession, { discard: true })
+    })
+    yield* sweep.pipe(
+      Effect.repeat(Schedule.spaced(Duration.min(Duration.minutes(1), config.sessionIdleTimeout))),
+      Effect.forkScoped
+    )
+    yield* Effect.addFinalizer(() => Effect.forEach([...open.keys()], closeSession, { discard: true }))
+    yield* publish
+
+    return { create, lookup, using, close: closeSession, count: Effect.sync(() => open.size) } as const
+  })
+}) {}

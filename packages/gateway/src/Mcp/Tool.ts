@@ -1,0 +1,64 @@
+/**
+ * What a tool is: a name (without the prefix), a description, a flat input Schema (its JSON Schema is what
+ * `tools/list` shows), and a handler that answers a JSON value or a `ToolError` whose message the caller may read.
+ * Handlers never see unauthenticated or unauthorized calls: the call pipeline (Call.ts) runs first.
+ */
+import { Data, type Duration, type Effect, type Schema } from "effect"
+import type { AgentLink } from "../AgentClient.ts"
+import type { Caller } from "../Edge/Chain.ts"
+
+/** A failure the caller is told about (already redacted); `timeout` counts as outcome timeout. */
+export class ToolError extends Data.TaggedError("ToolError")<{
+  readonly message: string
+  readonly kind?: "failure" | "timeout"
+  /** Short machine code for audit (`not_found`, `invalid_arguments`, `agent_unavailable` …). */
+  readonly code?: string
+}> {}
+
+export const toolError = (message: string, code?: string) =>
+  new ToolError({ message, ...(code === undefined ? {} : { code }) })
+
+export interface ToolContext {
+  readonly caller: Caller
+  /** The full tool name as called (`svc_watch`). */
+  readonly tool: string
+  /** The MCP session id, when the call came through a session. */
+  readonly sessionId: string | undefined
+  /** Sends an MCP `notifications/message` to the caller's session (live events of background work). */
+  readonly notify: (data: unknown) => Effect.Effect<void>
+  /** This session's link to the investigation agent (connected on first use, as the caller). */
+  readonly agent: AgentLink
+}
+
+export interface ToolDef<A = unknown> {
+  /** Without the prefix: `list_remediations`. */
+  readonly name: string
+  readonly description: string
+  /** Flat object schema (no refinements that produce `$ref`s). */
+  readonly input: Schema.Schema<A, any, never>
+  /** Hidden when interactive investigations are disabled. */
+  readonly sessionDependent?: boolean
+  /** The array field a list result trims from its tail when the output cap is reached. */
+  readonly listField?: string
+  /** The tool's own deadline instead of the global one (config overrides still win). */
+  readonly timeout?: Duration.Duration
+  readonly run: (input: A, ctx: ToolContext) => Effect.Effect<unknown, ToolError>
+}
+
+/** Keeps the input type of each definition while collecting them in one list. */
+export const defineTool = <A>(def: ToolDef<A>): ToolDef<unknown> => def as unknown as ToolDef<unknown>
+
+/** The 11 tools that need interactive investigations (spec document 1). */
+export const sessionDependentTools: ReadonlySet<string> = new Set([
+  "investigate",
+  "discover_workflows",
+  "select_workflow",
+  "present_decision",
+  "message",
+  "complete",
+  "complete_no_action",
+  "cancel",
+  "status",
+  "reconnect",
+  "await_session"
+])

@@ -1,0 +1,138 @@
+/**
+ * `/mcp` on the gateway's HttpServer: MCP Streamable HTTP (revision 2025-03-26) through the official SDK's
+ * web-standard server transport. Every request runs the edge chain first; then `POST` without a session id must
+ * be `initialize` (which opens a session), anything else names the caller's own session. `Accept` picks the
+ * answer: with `text/event-stream` the SDK's SSE stream, with only `application/json` one JSON body.
+ */
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Deferred, Effect } from "effect"
+import { Drain } from "@kubemend/core/Drain"
+import { InternalError, InvalidRequest, McpDisabled, NotAcceptable, UnsupportedMediaType } from "@kubemend/core/Errors"
+import { problemResponse } from "@kubemend/core/Wire"
+import { readBody } from "../Edge/Body.ts"
+import { type Caller, Edge } from "../Edge/Chain.ts"
+import { GatewayConfig } from "../GatewayConfig.ts"
+import { McpSessions, type McpSession } from "./Sessions.ts"
+import { authInfoFor } from "./Server.ts"
+import { collectResponses, pipeSse, requestIds } from "./Sse.ts"
+
+const forwarded = ["content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id"]
+
+const jsonRpcError = (code: number, message: string) =>
+  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id: null, error: { code, message } }, { status: 400 })
+
+/** `tools/call` without a params object: answered here as invalid params (the SDK would say internal error). */
+const missingCallParams = (body: unknown) => {
+  const m = body as { id?: unknown; method?: unknown; params?: unknown } | null
+  return !Array.isArray(body) && m !== null && typeof m === "object" && m.method === "tools/call" &&
+    (typeof m.params !== "object" || m.params === null || typeof (m.params as { name?: unknown }).name !== "string")
+}
+
+const isInitialize = (body: unknown) =>
+  (Array.isArray(body) ? body : [body]).some((m) => (m as { method?: unknown } | null)?.method === "initialize")
+
+export const McpRoutes = Effect.gen(function* () {
+  const edge = yield* Edge
+  const sessions = yield* McpSessions
+  const config = yield* GatewayConfig
+  const drain = yield* Drain
+
+  /** Hands one HTTP request to the session's transport and turns its answer into ours. */
+  const dispatch = (
+    session: McpSession,
+    request: HttpServerRequest.HttpServerRequest,
+    caller: Caller,
+    options: { readonly body?: unknown; readonly json?: boolean }
+  ) =>
+    Effect.gen(function* () {
+      const headers = new Headers()
+      for (const name of forwarded) {
+        const v = request.headers[name]
+        if (v !== undefined) headers.set(name, v)
+      }
+      headers.set("accept", request.method === "GET" ? "text/event-stream" : "application/json, text/event-stream")
+      const webRequest = new Request(`http://gateway${request.url}`, { method: request.method, headers })
+      const response = yield* Effect.promise(() =>
+        session.transport.handleRequest(webRequest, {
+          ...(options.body === undefined ? {} : { parsedBody: options.body }),
+          authInfo: authInfoFor(caller)
+        })
+      )
+      const sse = (response.headers.get("content-type") ?? "").startsWith("text/event-stream")
+      if (!sse || response.body === null) {
+        const text = yield* Effect.promise(() => response.text())
+        return HttpServerResponse.text(text, {
+          status: response.status,
+          headers: Object.fromEntries([...response.headers].filter(([k]) => k !== "content-length"))
+        })
+      }
+      if (options.json === true) {
+        const responses = yield* Effect.promise(() => collectResponses(response, requestIds(options.body)))
+        if (responses.length === 0) return yield* problemResponse(new InternalError({ detail: "no response was produced" }))
+        return HttpServerResponse.unsafeJson(Array.isArray(options.body) ? responses : responses[0], {
+          headers: session.transport.sessionId === undefined ? {} : { "mcp-session-id": session.transport.sessionId }
+        })
+      }
+      // Streams end when draining starts, so shutdown is not held up by open SSE connections.
+      yield* Effect.raceFirst(pipeSse(request, response, config.sseMaxBufferedBytes), Deferred.await(drain.started))
+      // Already written; the status is what request metrics record.
+      return HttpServerResponse.empty({ status: response.status })
+    })
+
+  const post = (caller: Caller, request: HttpServerRequest.HttpServerRequest) =>
+    Effect.gen(function* () {
+      const accept = request.headers["accept"] ?? ""
+      const sse = accept.includes("text/event-stream")
+      if (!sse && !accept.includes("application/json") && !accept.includes("*/*")) {
+        return yield* new NotAcceptable({ detail: "Accept must include application/json or text/event-stream" })
+      }
+      if (!(request.headers["content-type"] ?? "").toLowerCase().startsWith("application/json")) {
+        return yield* new UnsupportedMediaType({ detail: "Content-Type must be application/json" })
+      }
+      const text = yield* readBody(request, config.maxBodyBytes)
+      let body: unknown
+      try {
+        body = JSON.parse(text)
+      } catch {
+        return jsonRpcError(-32700, "Parse error: invalid JSON")
+      }
+      if (Array.isArray(body) && body.length === 0) return jsonRpcError(-32600, "Invalid Request: empty batch")
+      if (missingCallParams(body)) {
+        const id = (body as { id?: unknown }).id
+        return HttpServerResponse.unsafeJson({
+          jsonrpc: "2.0",
+          id: typeof id === "string" || typeof id === "number" ? id : null,
+          error: { code: -32602, message: "Invalid params: tools/call needs params with a tool name" }
+        })
+      }
+      const id = request.headers["mcp-session-id"]
+      if (id === undefined) {
+        if (!isInitialize(body)) {
+          return yield* new InvalidRequest({ detail: "Mcp-Session-Id header is required (send initialize first)" })
+        }
+        const { session, settle } = yield* sessions.create(caller)
+        return yield* dispatch(session, request, caller, { body, json: !sse }).pipe(Effect.ensuring(settle))
+      }
+      const session = yield* sessions.lookup(id, caller)
+      return yield* sessions.using(session, dispatch(session, request, caller, { body, json: !sse }))
+    })
+
+  const other = (caller: Caller, request: HttpServerRequest.HttpServerRequest) =>
+    Effect.gen(function* () {
+      const id = request.headers["mcp-session-id"]
+      if (id === undefined) return yield* new InvalidRequest({ detail: "Mcp-Session-Id header is required" })
+      const session = yield* sessions.lookup(id, caller)
+      return yield* sessions.using(session, dispatch(session, request, caller, {}))
+    })
+
+  const guarded = (handler: typeof post) =>
+    config.mcpEnabled
+      ? edge.serve("/mcp", handler)
+      : problemResponse(new McpDisabled({ detail: "MCP is disabled on this gateway" }))
+
+  return HttpRouter.empty.pipe(
+    HttpRouter.post("/mcp", guarded(post)),
+    HttpRouter.get("/mcp", guarded(other)),
+    HttpRouter.del("/mcp", guarded(other))
+  )
+})

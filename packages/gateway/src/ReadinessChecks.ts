@@ -1,0 +1,64 @@
+/**
+ * `/readyz` of the gateway: ready only when the token-signing keys of every configured issuer can be loaded and
+ * the cluster API, the agent and storage answer. A JWKS success is remembered for a minute so probes do not
+ * refetch keys every few seconds.
+ */
+import { Clock, Duration, Effect, Layer, Option } from "effect"
+import { AuthConfig } from "@kubemend/core/Auth"
+import { K8s } from "@kubemend/core/K8s"
+import { Readiness } from "@kubemend/core/Servers"
+import { GatewayConfig } from "./GatewayConfig.ts"
+import { GatewayStorage } from "./GatewayStorage.ts"
+
+const getJson = (url: string, timeout: Duration.Duration) =>
+  Effect.tryPromise(async (signal) => {
+    const res = await fetch(url, { signal, headers: { accept: "application/json" } })
+    if (!res.ok) throw new Error(`${url} answered ${res.status}`)
+    return (await res.json()) as Record<string, unknown>
+  }).pipe(Effect.timeout(timeout))
+
+/** Any HTTP answer below 500 means the service is up. */
+const reachable = (url: string, timeout: Duration.Duration) =>
+  Effect.tryPromise(async (signal) => {
+    const res = await fetch(url, { signal })
+    await res.body?.cancel()
+    if (res.status >= 500) throw new Error(`${url} answered ${res.status}`)
+  }).pipe(Effect.timeout(timeout))
+
+export const readinessChecks = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const readiness = yield* Readiness
+    const k8s = yield* K8s
+    const storage = yield* GatewayStorage
+    const config = yield* GatewayConfig
+    const auth = yield* AuthConfig
+    const timeout = config.backendTimeout
+    let keysLoadedAt = -Infinity
+
+    const jwks = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      if (now - keysLoadedAt < 60_000) return
+      if (auth.providers.length === 0) return yield* Effect.fail("no token issuer configured")
+      yield* Effect.forEach(auth.providers, (p) =>
+        Effect.gen(function* () {
+          const jwksUrl = p.jwksURL ??
+            String((yield* getJson(`${p.issuerURL.replace(/\/+$/, "")}/.well-known/openid-configuration`, timeout)).jwks_uri ?? "")
+          const doc = yield* getJson(jwksUrl, timeout)
+          if (!Array.isArray(doc.keys) || doc.keys.length === 0) return yield* Effect.fail(`no keys at ${jwksUrl}`)
+        }), { concurrency: "unbounded", discard: true })
+      keysLoadedAt = now
+    })
+
+    yield* readiness.register("jwks", jwks)
+    yield* readiness.register("kubernetes", k8s.listCr("remediationrequests"))
+    yield* readiness.register("storage", storage.ping)
+    yield* readiness.register(
+      "agent",
+      Option.match(config.agentUrl, {
+        // Without interactive investigations nothing needs the agent.
+        onNone: () => (config.interactiveEnabled ? Effect.fail("agent url not configured") : Effect.void),
+        onSome: (url) => reachable(`${url.replace(/\/+$/, "")}/api/v1/mcp`, timeout)
+      })
+    )
+  })
+)

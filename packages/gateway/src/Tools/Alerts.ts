@@ -1,0 +1,107 @@
+/**
+ * `svc_list_alerts`: the firing and pending alerts of a Prometheus-compatible backend (`GET /api/v1/alerts`),
+ * filtered by namespace, severity (aliases medium -> warning, low -> info) and state, sorted by severity then
+ * `active_at`, with a `prioritized` pointer to the most severe, longest-firing alert. Label keys that look like
+ * credentials are dropped and URLs/IP addresses in values redacted; past the output cap the tail is trimmed.
+ */
+import { Duration, Effect, Option, Schema } from "effect"
+import { classifySeverity, type Severity, severityRank } from "@kubemend/core/domain/Severity"
+import { GatewayConfig } from "../GatewayConfig.ts"
+import { fitCount, redactValue } from "../Mcp/Output.ts"
+import { defineTool, ToolError } from "../Mcp/Tool.ts"
+import { NamespaceName, optional, record, str, Text } from "./Common.ts"
+
+export interface AlertView {
+  readonly labels: Readonly<Record<string, string>>
+  readonly annotations: Readonly<Record<string, string>>
+  readonly state: string
+  readonly active_at: string
+}
+
+const secretKey = /password|token|secret|key|credential|bearer/i
+
+const clean = (m: unknown): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(record(m))
+      .filter(([k, v]) => !secretKey.test(k) && typeof v === "string")
+      .map(([k, v]) => [k, redactValue(v as string)])
+  )
+
+const severityOf = (a: AlertView): Severity => classifySeverity(a.labels["severity"])
+
+/** Severity descending, then longest active first (earliest `active_at`). */
+export const sortAlerts = (alerts: ReadonlyArray<AlertView>): ReadonlyArray<AlertView> =>
+  [...alerts].sort((a, b) =>
+    severityRank[severityOf(b)] - severityRank[severityOf(a)] ||
+    (Date.parse(a.active_at) || Infinity) - (Date.parse(b.active_at) || Infinity))
+
+/** Indices into the sorted list: the pick, the others at its severity, where lower severities begin (-1: none). */
+export const prioritize = (sorted: ReadonlyArray<AlertView>) => {
+  if (sorted.length === 0) return { selected_index: -1, tied_indices: [] as Array<number>, also_active_start: -1 }
+  const top = severityRank[severityOf(sorted[0]!)]
+  const tied = sorted.flatMap((a, i) => (i > 0 && severityRank[severityOf(a)] === top ? [i] : []))
+  const lower = sorted.findIndex((a) => severityRank[severityOf(a)] < top)
+  return { selected_index: 0, tied_indices: tied, also_active_start: lower }
+}
+
+const severityInput: Readonly<Record<string, Severity>> = {
+  critical: "critical", high: "high", warning: "warning", info: "info", medium: "warning", low: "info"
+}
+
+export const alertTools = Effect.gen(function* () {
+  const config = yield* GatewayConfig
+  if (!config.severityTriageEnabled || Option.isNone(config.metricsBackendUrl)) return []
+  const url = `${config.metricsBackendUrl.value.replace(/\/+$/, "")}/api/v1/alerts`
+
+  const fetchAlerts = Effect.tryPromise({
+    try: async (signal) => {
+      const res = await fetch(url, { signal, headers: { accept: "application/json" } })
+      if (!res.ok) throw new Error(`status ${res.status}`)
+      return (await res.json()) as unknown
+    },
+    catch: () => new ToolError({ message: "the metrics backend is unavailable, please retry later", code: "metrics_unavailable" })
+  }).pipe(
+    Effect.timeoutFail({
+      duration: config.backendTimeout,
+      onTimeout: () => new ToolError({ message: `the metrics backend did not answer within ${Duration.format(config.backendTimeout)}`, code: "metrics_unavailable" })
+    })
+  )
+
+  return [
+    defineTool({
+      name: "list_alerts",
+      description:
+        "List currently firing or pending alerts, optionally filtered by namespace, severity (critical, high, warning, info) or state (firing, pending).",
+      input: Schema.Struct({ namespace: optional(NamespaceName), severity: optional(Text(32)), state: optional(Text(32)) }),
+      run: (input) =>
+        Effect.gen(function* () {
+          const wanted = input.severity === undefined || input.severity === "" ? undefined : severityInput[input.severity.trim().toLowerCase()]
+          if (input.severity !== undefined && input.severity !== "" && wanted === undefined) {
+            return yield* new ToolError({ message: "severity must be one of critical, high, warning, info", code: "invalid_arguments" })
+          }
+          const state = input.state?.trim().toLowerCase() ?? ""
+          if (state !== "" && state !== "firing" && state !== "pending") {
+            return yield* new ToolError({ message: "state must be firing or pending", code: "invalid_arguments" })
+          }
+          const body = record(yield* fetchAlerts)
+          const raw = Array.isArray(record(body.data).alerts) ? (record(body.data).alerts as ReadonlyArray<unknown>) : []
+          const alerts = sortAlerts(
+            raw.map(record).flatMap((a): Array<AlertView> => {
+              const labels = record(a.labels)
+              if (input.namespace !== undefined && labels["namespace"] !== input.namespace) return []
+              const view = { labels: clean(labels), annotations: clean(a.annotations), state: str(a.state) ?? "", active_at: str(a.activeAt) ?? "" }
+              if (view.state !== "firing" && view.state !== "pending") return []
+              if (state !== "" && view.state !== state) return []
+              if (wanted !== undefined && severityOf(view) !== wanted) return []
+              return [view]
+            })
+          )
+          const build = (n: number) => {
+            const kept = alerts.slice(0, n)
+            return { alerts: kept, count: kept.length, total_count: alerts.length, truncated: n < alerts.length, prioritized: prioritize(kept) }
+          }
+          return build(fitCount(alerts.length, build, config.maxToolOutputBytes))
+        })
+    })
+  ]
+})

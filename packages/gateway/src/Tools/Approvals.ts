@@ -1,0 +1,171 @@
+/**
+ * Approval tools on RemediationApprovalRequests: list (lower-case `decision` filter matched to the PascalCase
+ * status, an empty decision being pending), get, and `svc_approve`, which writes the caller's decision to the
+ * status subresource of a Pending RAR and audits it (`user.decision`).
+ */
+import { Clock, Duration, Effect, Schema } from "effect"
+import { formatGoDuration } from "@kubemend/core/Config"
+import { rarDecision } from "@kubemend/core/domain/ApprovalRequest"
+import { K8s, type KubeObject } from "@kubemend/core/K8s"
+import { GatewayAudit } from "../GatewayAudit.ts"
+import { defineTool, ToolError } from "../Mcp/Tool.ts"
+import { compact, idOrName, k8sFailure, num, optional, record, ResourceName, specOf, statusOf, str, Text } from "./Common.ts"
+
+const decisionFilters = ["pending", "approved", "rejected", "expired"] as const
+
+/** Time left before `requiredBy` (Go duration), `0s` once it passed. */
+const remaining = (requiredBy: string | undefined, now: number) => {
+  const at = requiredBy === undefined ? NaN : Date.parse(requiredBy)
+  if (Number.isNaN(at)) return { time_remaining: "", expired: false }
+  const left = Math.max(0, at - now)
+  return { time_remaining: formatGoDuration(Duration.millis(Math.floor(left / 1000) * 1000)), expired: left === 0 }
+}
+
+const rarSummary = (rar: KubeObject, now: number) => {
+  const spec = specOf(rar)
+  const status = statusOf(rar)
+  const decision = rarDecision(status as { decision?: string })
+  const left = remaining(str(spec.requiredBy), now)
+  return {
+    name: rar.metadata.name,
+    namespace: rar.metadata.namespace ?? "",
+    decision,
+    remediation_request: str(record(spec.remediationRequestRef).name) ?? "",
+    confidence: num(spec.confidence) ?? 0,
+    confidence_level: str(spec.confidenceLevel) ?? "",
+    time_remaining: decision === "Pending" ? left.time_remaining : "",
+    required_by: str(spec.requiredBy) ?? "",
+    expired: decision === "Expired" || status.expired === true || (decision === "Pending" && left.expired)
+  }
+}
+
+const rarDetail = (rar: KubeObject, now: number) => {
+  const spec = specOf(rar)
+  const status = statusOf(rar)
+  const wf = record(spec.recommendedWorkflow)
+  const items = (u: unknown) => (Array.isArray(u) ? u.map(record) : [])
+  return compact({
+    ...rarSummary(rar, now),
+    ai_analysis: str(record(spec.aiAnalysisRef).name) ?? "",
+    investigation_summary: str(spec.investigationSummary) ?? "",
+    why_approval_required: str(spec.whyApprovalRequired) ?? str(spec.reason) ?? "",
+    recommended_workflow: { name: str(wf.workflowName) ?? str(wf.workflowId) ?? "", version: str(wf.version) ?? "" },
+    recommended_actions: items(spec.recommendedActions).map((a) => ({ action: str(a.action) ?? "", rationale: str(a.rationale) ?? "" })),
+    evidence_collected: Array.isArray(spec.evidenceCollected) ? spec.evidenceCollected.filter((e) => typeof e === "string") : [],
+    alternatives_considered: items(spec.alternativesConsidered).map((a) => ({
+      approach: str(a.approach) ?? "",
+      pros_cons: str(a.prosCons) ?? ""
+    })),
+    decided_by: str(status.decidedBy),
+    decided_at: str(status.decidedAt),
+    decision_message: str(status.decisionMessage)
+  })
+}
+
+export const approvalTools = Effect.gen(function* () {
+  const k8s = yield* K8s
+  const audit = yield* GatewayAudit
+
+  const getRar = (id: string) =>
+    k8s.getCr("remediationapprovalrequests", id).pipe(Effect.mapError(k8sFailure(`approval request ${id}`)))
+
+  return [
+    defineTool({
+      name: "list_approval_requests",
+      description:
+        "List remediation approval requests, optionally filtered by decision: pending, approved, rejected or expired (empty means all).",
+      input: Schema.Struct({ decision: optional(Text(32)) }),
+      listField: "approval_requests",
+      run: (input) =>
+        Effect.gen(function* () {
+          const filter = (input.decision ?? "").trim().toLowerCase()
+          if (filter !== "" && !(decisionFilters as ReadonlyArray<string>).includes(filter)) {
+            return yield* new ToolError({
+              message: `decision must be one of ${decisionFilters.join(", ")} (or empty for all)`,
+              code: "invalid_arguments"
+            })
+          }
+          const now = yield* Clock.currentTimeMillis
+          const list = yield* k8s.listCr("remediationapprovalrequests").pipe(Effect.mapError(k8sFailure("approval requests")))
+          const approval_requests = list.items
+            .map((rar) => rarSummary(rar, now))
+            .filter((r) => filter === "" || r.decision.toLowerCase() === filter)
+            .sort((a, b) => a.required_by.localeCompare(b.required_by) || a.name.localeCompare(b.name))
+          return { approval_requests, count: approval_requests.length }
+        })
+    }),
+    defineTool({
+      name: "get_approval_request",
+      description: "Get full details of a specific remediation approval request by rar_id (or its alias name).",
+      input: Schema.Struct({ rar_id: optional(ResourceName), name: optional(ResourceName) }),
+      run: (input) =>
+        Effect.gen(function* () {
+          const id = yield* idOrName(input, input.rar_id, "rar_id")
+          const rar = yield* getRar(id)
+          return rarDetail(rar, yield* Clock.currentTimeMillis)
+        })
+    }),
+    defineTool({
+      name: "approve",
+      description:
+        "Decide a pending remediation approval request: decision Approved or Rejected, an optional reason and an optional workflow override.",
+      input: Schema.Struct({
+        rar_name: ResourceName,
+        decision: Text(32),
+        reason: optional(Text(4096)),
+        workflow_override: optional(ResourceName)
+      }),
+      run: (input, ctx) =>
+        Effect.gen(function* () {
+          if (input.decision !== "Approved" && input.decision !== "Rejected") {
+            return yield* new ToolError({ message: "decision must be Approved or Rejected", code: "invalid_arguments" })
+          }
+          const rar = yield* getRar(input.rar_name)
+          const now = yield* Clock.currentTimeMillis
+          const current = rarSummary(rar, now)
+          if (current.decision !== "Pending") {
+            return yield* new ToolError({
+              message: `approval request ${input.rar_name} is already ${current.decision}`,
+              code: "already_decided"
+            })
+          }
+          if (current.expired) {
+            return yield* new ToolError({ message: `approval request ${input.rar_name} has expired`, code: "expired" })
+          }
+          const user = ctx.caller.principal.user
+          yield* k8s.patchCrStatus("remediationapprovalrequests", input.rar_name, compact({
+            decision: input.decision,
+            decidedBy: user,
+            decidedAt: new Date(now).toISOString(),
+            decidedVia: "mcp",
+            decisionMessage: input.reason,
+            workflowOverride: input.workflow_override === undefined
+              ? undefined
+              : { workflowName: input.workflow_override, rationale: `User override via ${ctx.tool}` }
+          })).pipe(Effect.mapError((e) =>
+            e._tag === "K8sConflict"
+              ? new ToolError({ message: `approval request ${input.rar_name} changed meanwhile, please retry`, code: "conflict" })
+              : k8sFailure(`approval request ${input.rar_name}`)(e)
+          ))
+          yield* audit.emit({
+            type: "user.decision",
+            outcome: "success",
+            userId: user,
+            clientIp: ctx.caller.clientIp,
+            correlationId: current.remediation_request || input.rar_name,
+            data: compact({
+              session_id: ctx.sessionId ?? "",
+              decision: input.decision,
+              workflow_id: input.workflow_override,
+              rar_name: input.rar_name,
+              reason: input.reason
+            })
+          })
+          return {
+            status: input.decision,
+            message: `approval request ${input.rar_name} ${input.decision.toLowerCase()} by ${user}`
+          }
+        })
+    })
+  ]
+})

@@ -1,0 +1,112 @@
+/**
+ * Cluster tools on RemediationRequests: list, get, cancel. The gateway acts with its own identity in the
+ * controller namespace (injected by the K8s layer); callers pass plain RR names.
+ */
+import { Clock, Effect, Schema } from "effect"
+import { canCancel } from "@kubemend/core/domain/Phases"
+import { K8s, type KubeObject } from "@kubemend/core/K8s"
+import { defineTool, ToolError } from "../Mcp/Tool.ts"
+import { compact, idOrName, k8sFailure, KindName, optional, record, ResourceName, specOf, statusOf, str, Text } from "./Common.ts"
+
+/** The summary every RR tool shows: `id` is the name other tools take as `rr_id`. */
+export const rrView = (rr: KubeObject) => {
+  const spec = specOf(rr)
+  const status = statusOf(rr)
+  const target = record(spec.targetResource)
+  const kind = str(target.kind) ?? ""
+  const name = str(target.name) ?? ""
+  const ns = str(target.namespace)
+  return {
+    id: rr.metadata.name,
+    name,
+    phase: str(status.overallPhase) ?? "Pending",
+    kind,
+    target: ns === undefined ? `${kind}/${name}` : `${ns}/${kind}/${name}`
+  }
+}
+
+const rrDetail = (rr: KubeObject) => {
+  const spec = specOf(rr)
+  const status = statusOf(rr)
+  return compact({
+    ...rrView(rr),
+    signal_name: str(spec.signalName),
+    severity: str(spec.severity),
+    created_at: rr.metadata.creationTimestamp,
+    outcome: str(status.outcome),
+    message: str(status.message),
+    block_reason: str(status.blockReason),
+    block_message: str(status.blockMessage),
+    blocked_until: str(status.blockedUntil),
+    deduplication: status.deduplication,
+    ai_analysis: str(record(status.aiAnalysisRef).name),
+    failure_reason: str(status.failureReason)
+  })
+}
+
+export const RemediationRef = Schema.Struct({ rr_id: optional(ResourceName), name: optional(ResourceName) })
+
+export const remediationTools = Effect.gen(function* () {
+  const k8s = yield* K8s
+
+  const getRr = (id: string) => k8s.getCr("remediationrequests", id).pipe(Effect.mapError(k8sFailure(`remediation request ${id}`)))
+
+  return [
+    defineTool({
+      name: "list_remediations",
+      description:
+        "List active and recent remediations. Optional filters: phase (status.overallPhase), kind and name of the target resource.",
+      input: Schema.Struct({ phase: optional(Text(64)), kind: optional(KindName), name: optional(Text(253)) }),
+      listField: "remediations",
+      run: (input) =>
+        Effect.gen(function* () {
+          const list = yield* k8s.listCr("remediationrequests").pipe(Effect.mapError(k8sFailure("remediation requests")))
+          const remediations = list.items
+            .map(rrView)
+            .filter((r) =>
+              (input.phase === undefined || input.phase === "" || r.phase.toLowerCase() === input.phase.toLowerCase()) &&
+              (input.kind === undefined || r.kind.toLowerCase() === input.kind.toLowerCase()) &&
+              (input.name === undefined || input.name === "" || r.name === input.name)
+            )
+            .sort((a, b) => a.id.localeCompare(b.id))
+          return { remediations, count: remediations.length }
+        })
+    }),
+    defineTool({
+      name: "get_remediation",
+      description: "Get details of a specific remediation by rr_id (or its alias name).",
+      input: RemediationRef,
+      run: (input) => Effect.flatMap(idOrName(input, input.rr_id, "rr_id"), (id) => Effect.map(getRr(id), rrDetail))
+    }),
+    defineTool({
+      name: "cancel_remediation",
+      description: "Cancel an active remediation (refused once it is Completed, Failed or Cancelled).",
+      input: RemediationRef,
+      run: (input, ctx) =>
+        Effect.gen(function* () {
+          const id = yield* idOrName(input, input.rr_id, "rr_id")
+          const rr = yield* getRr(id)
+          const phase = str(statusOf(rr).overallPhase) ?? "Pending"
+          if (!canCancel(phase)) {
+            return yield* new ToolError({
+              message: `remediation ${id} is already ${phase} and cannot be cancelled`,
+              code: "terminal_phase"
+            })
+          }
+          const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+          yield* k8s.patchCrStatus("remediationrequests", id, {
+            overallPhase: "Cancelled",
+            message: `cancelled by ${ctx.caller.principal.user}`,
+            completedAt: now,
+            lastModifiedAt: now,
+            lastModifiedBy: ctx.caller.principal.user
+          }).pipe(Effect.mapError((e) =>
+            e._tag === "K8sConflict"
+              ? new ToolError({ message: `remediation ${id} changed while cancelling, please retry`, code: "conflict" })
+              : k8sFailure(`remediation request ${id}`)(e)
+          ))
+          return { status: "Cancelled", message: `remediation ${id} cancelled (was ${phase})`, rr_id: id }
+        })
+    })
+  ]
+})

@@ -1,0 +1,113 @@
+/**
+ * The RemediationRequest and InvestigationSession behind `svc_investigate` on a target. The RR's fingerprint is
+ * the SHA-256 of the target, so a second start on the same target reuses the active RR (audited as
+ * `rr.deduplicated`) instead of creating a twin. The session records the user driving the investigation.
+ */
+import { Clock, Effect } from "effect"
+import { createHash, randomBytes } from "node:crypto"
+import { isTerminalPhase } from "@kubemend/core/domain/Phases"
+import { K8s, type KubeObject } from "@kubemend/core/K8s"
+import { GatewayAudit } from "../GatewayAudit.ts"
+import type { ToolContext } from "../Mcp/Tool.ts"
+import { ToolError } from "../Mcp/Tool.ts"
+import { k8sFailure, record, specOf, statusOf, str } from "./Common.ts"
+
+export interface Target {
+  readonly apiVersion: string
+  readonly kind: string
+  readonly name: string
+  readonly namespace?: string
+  readonly signalName?: string
+}
+
+export const targetFingerprint = (t: Target) =>
+  createHash("sha256").update(["interactive", t.apiVersion, t.kind, t.namespace ?? "", t.name].join("\u0000")).digest("hex")
+
+const suffix = () => randomBytes(3).toString("hex")
+
+export const createTargetRr = Effect.gen(function* () {
+  const k8s = yield* K8s
+  const audit = yield* GatewayAudit
+  const crApiVersion = `${k8s.apiGroup}/v1alpha1`
+  const unavailable = k8sFailure("remediation requests")
+
+  const ensureSession = (rrName: string, ctx: ToolContext, now: string) =>
+    Effect.gen(function* () {
+      const sessions = yield* k8s.listCr("investigationsessions").pipe(Effect.mapError(unavailable))
+      const mine = sessions.items.find((s) =>
+        str(record(specOf(s).remediationRequestRef).name) === rrName &&
+        str(record(specOf(s).userIdentity).username) === ctx.caller.principal.user &&
+        (str(statusOf(s).phase) ?? "Active") === "Active"
+      )
+      if (mine !== undefined) return
+      const name = `${rrName}-${suffix()}`.slice(0, 253)
+      yield* k8s.createCr("investigationsessions", {
+        apiVersion: crApiVersion,
+        kind: "InvestigationSession",
+        metadata: { name, namespace: k8s.namespace, labels: { [`${k8s.apiGroup}/remediation-request`]: rrName.slice(0, 63) } },
+        spec: {
+          remediationRequestRef: { name: rrName, namespace: k8s.namespace },
+          userIdentity: { username: ctx.caller.principal.user, groups: [...ctx.caller.principal.groups] },
+          joinMode: "start"
+        }
+      }).pipe(Effect.mapError((e) => e._tag === "K8sConflict"
+        ? new ToolError({ message: "investigation session already exists, please retry", code: "conflict" })
+        : unavailable(e)))
+      // Status is a subresource: the create ignores it.
+      yield* k8s.patchCrStatus("investigationsessions", name, { phase: "Active", startedAt: now, leaseHolder: ctx.caller.principal.user })
+        .pipe(Effect.ignore)
+    })
+
+  /** Finds or creates the RR for `t` and the caller's session on it; answers the RR name. */
+  return (t: Target, ctx: ToolContext) =>
+    Effect.gen(function* () {
+      const fingerprint = targetFingerprint(t)
+      const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+      const user = ctx.caller.principal.user
+      const existing = (yield* k8s.listCr("remediationrequests").pipe(Effect.mapError(unavailable))).items.find(
+        (rr: KubeObject) =>
+          str(specOf(rr).signalFingerprint) === fingerprint && !isTerminalPhase(str(statusOf(rr).overallPhase) ?? "Pending")
+      )
+      if (existing !== undefined) {
+        yield* audit.emit({
+          type: "rr.deduplicated", outcome: "success", userId: user, clientIp: ctx.caller.clientIp,
+          correlationId: existing.metadata.name,
+          data: { session_id: ctx.sessionId ?? "", fingerprint, existing_rr_name: existing.metadata.name }
+        })
+        yield* ensureSession(existing.metadata.name, ctx, now)
+        return existing.metadata.name
+      }
+      const signalName = t.signalName ?? "InteractiveInvestigation"
+      const name = `rr-${t.kind.toLowerCase()}-${t.name}`.slice(0, 40).replace(/[^a-z0-9-]/g, "-").replace(/-+$/, "") +
+        `-${fingerprint.slice(0, 8)}-${suffix()}`
+      yield* k8s.createCr("remediationrequests", {
+        apiVersion: crApiVersion,
+        kind: "RemediationRequest",
+        metadata: { name, namespace: k8s.namespace, labels: { [`${k8s.apiGroup}/source`]: "interactive" } },
+        spec: {
+          signalName,
+          signalFingerprint: fingerprint,
+          severity: "unknown",
+          signalType: "interactive",
+          signalSource: "gateway",
+          targetType: "kubernetes",
+          targetResource: { apiVersion: t.apiVersion, kind: t.kind, name: t.name, ...(t.namespace === undefined ? {} : { namespace: t.namespace }) },
+          firingTime: now,
+          receivedTime: now,
+          description: `interactive investigation started by ${user}`
+        }
+      }).pipe(Effect.mapError((e) => e._tag === "K8sConflict"
+        ? new ToolError({ message: "remediation request name collision, please retry", code: "conflict" })
+        : unavailable(e)))
+      yield* audit.emit({
+        type: "rr.created", outcome: "success", userId: user, clientIp: ctx.caller.clientIp, correlationId: name,
+        ...(t.namespace === undefined ? {} : { namespace: t.namespace }),
+        data: {
+          session_id: ctx.sessionId ?? "", rr_name: name, rr_namespace: k8s.namespace, target_kind: t.kind,
+          target_name: t.name, fingerprint, signal_name: signalName
+        }
+      })
+      yield* ensureSession(name, ctx, now)
+      return name
+    })
+})

@@ -1,0 +1,260 @@
+/**
+ * The A2A agent through the official `@a2a-js/sdk` client in both modes (A2A 1.0 by default, A2A 0.3 with
+ * `legacyCompat`) against a running gateway whose loop plays scripted LLM transcripts: send, stream with
+ * keepalives, tasks/get, cancel, a tool denied by SAR, `svc_approve` absent, an investigation that blocks until
+ * its RCA, multi-turn context, failures as failed tasks, and the JSON-RPC errors.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { type AgentCard, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk"
+import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
+import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
+import { InfraLive, startTestGateway, type TestGateway, token, withToken } from "./a2a-support.ts"
+
+const scripts: ReadonlyArray<Script> = [
+  { name: "list", match: "list remediations", turns: [
+    { text: "Let me look.", toolCalls: [{ name: "svc_list_remediations", arguments: {} }] },
+    { text: "Six remediations are in flight." }
+  ] },
+  { name: "approve", match: "approve it", turns: [
+    { toolCalls: [{ name: "svc_approve", arguments: { rar_name: "rar-rr-cart-oom", decision: "Approved" } }] },
+    { text: "Approving is a human decision." }
+  ] },
+  { name: "cancel", match: "cancel the cache remediation", turns: [
+    { toolCalls: [{ name: "svc_cancel_remediation", arguments: { rr_id: "rr-cache-pending" } }] },
+    { text: "You may not cancel it." }
+  ] },
+  { name: "investigate", match: "why is checkout crashing", turns: [
+    { toolCalls: [{ name: "svc_investigate", arguments: { rr_id: "rr-checkout-crash" } }] },
+    { text: "The memory limit is too low." }
+  ] },
+  { name: "watch", match: "watch checkout", turns: [
+    { toolCalls: [{ name: "svc_watch", arguments: { rr_id: "rr-checkout-crash" } }] },
+    { text: "It finished." }
+  ] },
+  { name: "remember", match: "remember the word", turns: [{ text: "Noted." }, { text: "You asked me to remember a word." }] },
+  { name: "default", turns: [{ text: "Hello." }] }
+]
+
+type Mode = "1.0" | "0.3"
+
+/** A client of the official SDK; `methods` records the JSON-RPC methods it sent. */
+const clientFor = (gw: TestGateway, bearer: string, mode: Mode) =>
+  Effect.promise(async () => {
+    const methods: Array<string> = []
+    const authed = withToken(bearer)
+    const fetchImpl: typeof fetch = (input, init) => {
+      if (typeof init?.body === "string") methods.push(JSON.parse(init.body).method)
+      return authed(input, init)
+    }
+    const legacyCompat = { enabled: mode === "0.3" }
+    const cardResolver = new DefaultAgentCardResolver({ fetchImpl: authed, legacyCompat })
+    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat })],
+      cardResolver
+    }))
+    if (mode === "1.0") return { client: await factory.createFromUrl(gw.url), methods }
+    // An A2A 0.3 client reads only the card's 0.3 fields (`url`, `protocolVersion`, `preferredTransport`).
+    const { supportedInterfaces: _, ...card } = await (await authed(`${gw.url}/.well-known/agent-card.json`)).json()
+    return { client: await factory.createFromAgentCard(card as AgentCard), methods }
+  })
+
+const userMessage = (text: string, contextId = "") => ({
+  messageId: randomUUID(),
+  contextId,
+  taskId: "",
+  role: Role.ROLE_USER,
+  parts: [{ content: { $case: "text" as const, value: text }, metadata: undefined, filename: "", mediaType: "" }],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: []
+})
+
+const request = (text: string, options: { contextId?: string; returnImmediately?: boolean } = {}) => ({
+  tenant: "",
+  message: userMessage(text, options.contextId),
+  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: options.returnImmediately ?? false },
+  metadata: undefined
+})
+
+const send = (client: Client, text: string, options: { contextId?: string; returnImmediately?: boolean } = {}) =>
+  Effect.promise(async () => (await client.sendMessage(request(text, options))) as Task)
+
+const stream = (client: Client, text: string) =>
+  Effect.promise(async () => {
+    const events: Array<StreamResponse> = []
+    for await (const e of client.sendMessageStream(request(text))) events.push(e)
+    return events
+  })
+
+const textOf = (task: Task) => task.status?.message?.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("") ?? ""
+
+const statusUpdates = (events: ReadonlyArray<StreamResponse>) =>
+  events.flatMap((e) => (e.payload?.$case === "statusUpdate" ? [e.payload.value] : []))
+
+/** The tool message the model got back for its first tool call (second LLM request of the conversation). */
+const toolReply = (gw: TestGateway, userText: string) => {
+  const req = gw.llm.requests.find((r) => r.body?.messages?.some((m: any) => m.role === "tool") && r.body.messages.find((m: any) => m.role === "user")?.content.includes(userText))
+  return String(req?.body.messages.find((m: any) => m.role === "tool")?.content ?? "")
+}
+
+const rpc = (gw: TestGateway, bearer: string, body: unknown, path = "/a2a/invoke") =>
+  Effect.promise(async () => {
+    const res = await fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${bearer}` }, body: JSON.stringify(body) })
+    return { status: res.status, type: res.headers.get("content-type") ?? "", text: await res.text() }
+  })
+
+layer(InfraLive, { excludeTestServices: true })("A2A agent", (it) => {
+  it.scoped("send, get and stream in both protocol modes", () =>
+    Effect.gen(function* () {
+      const gw = yield* startTestGateway({ scripts })
+      const bearer = yield* token("sre")
+      for (const mode of ["1.0", "0.3"] as const) {
+        const { client, methods } = yield* clientFor(gw, bearer, mode)
+        const task = yield* send(client, "list remediations please")
+        assert.strictEqual(task.status?.state, TaskState.TASK_STATE_COMPLETED, mode)
+        assert.strictEqual(textOf(task), "Six remediations are in flight.")
+        assert.strictEqual(task.artifacts[0]?.parts[0]?.content?.$case, "text")
+        const again = yield* Effect.promise(() => client.getTask({ tenant: "", id: task.id, historyLength: undefined }))
+        assert.strictEqual(again.status?.state, TaskState.TASK_STATE_COMPLETED)
+        assert.strictEqual(again.contextId, task.contextId)
+
+        gw.llm.setLatency(350)
+        const events = yield* stream(client, "list remediations as a stream")
+        gw.llm.setLatency(0)
+        assert.strictEqual(events[0]?.payload?.$case, "task")
+        const updates = statusUpdates(events)
+        const types = updates.map((u) => u.metadata?.type)
+        assert.includeMembers(types, ["status", "reasoning", "keepalive", "output"])
+        const keepalive = updates.find((u) => u.metadata?.type === "keepalive")!
+        assert.isUndefined(keepalive.status?.message)
+        assert.strictEqual(keepalive.metadata?.dot, ".")
+        const last = updates.at(-1)!
+        assert.strictEqual(last.metadata?.type, "output")
+        assert.strictEqual(last.status?.state, TaskState.TASK_STATE_COMPLETED)
+        assert.deepStrictEqual(
+          [...new Set(methods)],
+          mode === "1.0" ? ["SendMessage", "GetTask", "SendStreamingMessage"] : ["message/send", "tasks/get", "message/stream"]
+        )
+      }
+      const entries = (yield* gw.audit.entries).map((e) => e.type)
+      assert.includeMembers(entries, ["a2a.task_started", "triage.started", "tool.executed", "a2a.task_completed", "triage.completed"])
+    }))
+
+  it.scoped("the 0.3 wire: kind discriminators, lower-case states, final on the last status update", () =>
+    Effect.gen(function* () {
+      const gw = yield* startTestGateway({ scripts })
+      const bearer = yield* token("sre")
+      const message = { kind: "message", messageId: "m-1", role: "user", parts: [{ kind: "text", text: "list remediations raw" }] }
+      const sent = yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 1, method: "message/send", params: { message } }, "/")
+      const result = JSON.parse(sent.text).result
+      assert.strictEqual(result.kind, "task")
+      assert.strictEqual(result.status.state, "completed")
+      assert.strictEqual(result.status.message.parts[0].kind, "text")
+      const streamed = yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 2, method: "message/stream", params: { message: { ...message, messageId: "m-2" } } })
+      assert.match(streamed.type, /^text\/event-stream/)
+      const frames = streamed.text.split("\n\n").filter((b) => b.startsWith("data: ")).map((b) => JSON.parse(b.slice(6)))
+      assert.deepStrictEqual(frames.map((f) => f.id), frames.map(() => 2))
+      assert.strictEqual(frames[0].result.kind, "task")
+      const last = frames.at(-1).result
+      assert.deepInclude(last, { kind: "status-update", final: true })
+      assert.strictEqual(last.status.state, "completed")
+      assert.isTrue(frames.slice(1, -1).every((f) => f.result.kind === "artifact-update" || f.result.final === false))
+    }))
+
+  it.scoped("svc_approve is absent; a tool the caller's SAR denies answers permission denied inside the loop", () =>
+    Effect.gen(function* () {
+      const gw = yield* startTestGateway({ scripts })
+      const { client } = yield* clientFor(gw, yield* token("remediation-approver"), "1.0")
+      const refused = yield* send(client, "approve it now")
+      assert.strictEqual(refused.status?.state, TaskState.TASK_STATE_COMPLETED)
+      assert.match(toolReply(gw, "approve it now"), /unknown tool svc_approve/)
+      const offered = (gw.llm.requests[0]?.body.tools ?? []).map((t: any) => t.function.name)
+      for (const absent of ["svc_approve", "svc_complete_no_action", "svc_list_workflows"]) assert.notInclude(offered, absent)
+      assert.includeMembers(offered, ["svc_list_remediations", "cluster_get", "svc_remediate", "svc_check_existing_remediation", "cluster_list_events", "list_alerts", "svc_investigate_alert"])
+
+      const obs = yield* clientFor(gw, yield* token("observability"), "0.3")
+      const denied = yield* send(obs.client, "cancel the cache remediation")
+      assert.strictEqual(denied.status?.state, TaskState.TASK_STATE_COMPLETED)
+      assert.strictEqual(textOf(denied), "You may not cancel it.")
+      assert.match(toolReply(gw, "cancel the cache remediation"), /permission denied: role lacks access to svc_cancel_remediation/)
+      const audit = yield* gw.audit.entries
+      assert.isTrue(audit.some((e) => e.type === "tool.executed" && e.data.tool_name === "svc_cancel_remediation" && e.data.tool_outcome === "denied"))
+    }))
+
+  it.scoped("svc_investigate blocks until the investigation finishes and returns its RCA", () =>
+    Effect.gen(function* () {
+      const gw = yield* startTestGateway({ scripts, pollsUntilDone: 3 })
+      const { client } = yield* clientFor(gw, yield* token("sre"), "1.0")
+      const events = yield* stream(client, "why is checkout crashing?")
+      const updates = statusUpdates(events)
+      assert.strictEqual(updates.at(-1)?.status?.state, TaskState.TASK_STATE_COMPLETED)
+      assert.isTrue(updates.some((u) => u.metadata?.type === "investigation"))
+      const reply = JSON.parse(toolReply(gw, "why is checkout crashing?"))
+      assert.deepInclude(reply, { rr_id: "rr-checkout-crash", status: "completed", summary: "RCA for rr-checkout-crash: the memory limit is too low" })
+      const actions = gw.agent.calls.map((c) => c.args.action)
+      assert.deepStrictEqual(actions, ["start", "status", "status", "status"])
+      const types = (yield* gw.audit.entries).map((e) => e.type)
+      assert.includeMembers(types, ["ka.delegated", "ka.result_received", "session.completed", "triage.completed"])
+      assert.isTrue((yield* gw.audit.entries).some((e) => e.type === "triage.completed" && e.data.triage_outcome === "rr_created"))
+    }))
+
+  it.scoped("cancel a running task; get and cancel errors", () =>
+    Effect.gen(function* () {
+      const gw = yield* startTestGateway({ scripts })
+      for (const mode of ["1.0", "0.3"] as const) {
+        const { client } = yield* clientFor(gw, yield* token("sre"), mode)
+        const running = yield* send(client, "watch checkout until it ends", { returnImmediately: true })
+        assert.oneOf(running.status?.state, [TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING])
+        const canceled = yield* Effect.promise(() => client.cancelTask({ tenant: "", id: running.id, metadata: undefined }))
+        assert.strictEqual(canceled.status?.state, TaskState.TASK_STATE_CANCELED, mode)
+        const again = yield* Effect.promise(() => client.cancelTask({ tenant: "", id: running.id, metadata: undefined }).then(() => undefined, (e) => e))
+        assert.strictEqual(again?.name, "TaskNotCancelableError")
+        const missing = yield* Effect.promise(() => client.getTask({ tenant: "", id: "no-such-task", historyLength: undefined }).then(() => undefined, (e) => e))
+        assert.strictEqual(missing?.name, "TaskNotFoundError")
+        const other = yield* clientFor(gw, yield* token("ai-orchestrator"), mode)
+        const foreign = yield* Effect.promise(() => other.client.getTask({ tenant: "", id: running.id, historyLength: undefined }).then(() => undefined, (e) => e))
+        assert.strictEqual(foreign?.name, "TaskNotFoundError")
+      }
+    }))
+
+  it.scoped("a conversation continues through contextId; a model failure is a failed task", () =>
+    Effect.gen(function* () {
+      const gw = yield* startTestGateway({ scripts })
+      const { client } = yield* clientFor(gw, yield* token("sre"), "1.0")
+      const first = yield* send(client, "remember the word kiwi")
+      const second = yield* send(client, "what did I ask?", { contextId: first.contextId })
+      assert.strictEqual(second.contextId, first.contextId)
+      assert.strictEqual(textOf(second), "You asked me to remember a word.")
+      gw.llm.failNext(1, { status: 500 })
+      const failed = yield* send(client, "hello there")
+      assert.strictEqual(failed.status?.state, TaskState.TASK_STATE_FAILED)
+      assert.match(textOf(failed), /could not complete the task/)
+      assert.isTrue((yield* gw.audit.entries).some((e) => e.type === "a2a.task_failed"))
+    }))
+
+  it.scoped("JSON-RPC errors, LLM capacity, the console gate", () =>
+    Effect.gen(function* () {
+      const gw = yield* startTestGateway({ scripts, a2a: { llmConcurrency: 1 } })
+      const bearer = yield* token("sre")
+      const errorOf = (r: { text: string }) => JSON.parse(r.text).error
+      assert.strictEqual(errorOf(yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 1, method: "tasks/unknown" })).code, -32601)
+      assert.strictEqual(errorOf(yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { role: "ROLE_USER" } } })).code, -32602)
+      assert.strictEqual(errorOf(yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: "nope" } })).code, -32001)
+      assert.strictEqual(errorOf(yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 1, method: "tasks/pushNotificationConfig/set", params: {} })).code, -32003)
+      const bad = yield* Effect.promise(async () => (await fetch(`${gw.url}/a2a/invoke`, { method: "POST", headers: { authorization: `Bearer ${bearer}` }, body: "{" })).json() as any)
+      assert.strictEqual(bad.error.code, -32700)
+
+      const { client } = yield* clientFor(gw, bearer, "1.0")
+      const busy = yield* send(client, "watch checkout until it ends", { returnImmediately: true })
+      const refused = errorOf(yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 9, method: "message/send", params: { message: { kind: "message", messageId: "x", role: "user", parts: [{ kind: "text", text: "hi" }] } } }))
+      assert.strictEqual(refused.code, -32000)
+      assert.deepInclude(refused.data, { retryable: true })
+      yield* Effect.promise(() => client.cancelTask({ tenant: "", id: busy.id, metadata: undefined }))
+
+      const gate = yield* rpc(gw, yield* token("no-console"), { jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: "x" } })
+      assert.strictEqual(gate.status, 403)
+      assert.strictEqual(gate.type, "application/problem+json")
+    }))
+})

@@ -1,0 +1,64 @@
+/**
+ * The real storage service as a child process (`packages/storage/src/main.ts`, embedded PostgreSQL in a temp
+ * directory), authenticating callers by TokenReview against the test's dev API server. The gateway reaches it
+ * over HTTP through the shared StorageApi contract, as in a deployment.
+ */
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import * as Fs from "node:fs/promises"
+import { createServer } from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import type { DevKube } from "@kubemend/core/devkit/kube/DevKube"
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer()
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+  })
+
+const root = Path.resolve(new URL("../../../..", import.meta.url).pathname)
+
+export const startStorage = (kube: DevKube, namespace: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "gateway-storage-"))
+      await Fs.chmod(dir, 0o755)
+      const [port, healthPort, metricsPort, pgPort] = [await freePort(), await freePort(), await freePort(), await freePort()]
+      const kubeconfig = Path.join(dir, "kubeconfig")
+      await Fs.writeFile(kubeconfig, kube.kubeConfig())
+      const config = Path.join(dir, "storage.json")
+      await Fs.writeFile(config, JSON.stringify({
+        bindAddress: "127.0.0.1", port, healthPort, metricsPort, namespace, dataDir: dir,
+        embeddedPostgres: { dataDir: Path.join(dir, "postgres"), port: pgPort },
+        retention: { enabled: false }, shutdown: { drainSeconds: 1 }, logging: { level: "warn" }
+      }))
+      const child = spawn(process.execPath, ["--import", "tsx", Path.join(root, "packages/storage/src/main.ts")], {
+        cwd: root,
+        env: { ...process.env, CONFIG_FILE: config, KUBECONFIG: kubeconfig },
+        stdio: ["ignore", "ignore", "pipe"]
+      })
+      let stderr = ""
+      child.stderr.on("data", (d) => void (stderr += String(d)))
+      const url = `http://127.0.0.1:${port}`
+      for (let i = 0; ; i++) {
+        if (child.exitCode !== null) throw new Error(`storage exited: ${stderr}`)
+        const ready = await fetch(`http://127.0.0.1:${healthPort}/readyz`).then((r) => r.ok, () => false)
+        if (ready) break
+        if (i > 600) throw new Error(`storage did not become ready: ${stderr}`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      return { url, dir, child }
+    }),
+    ({ child, dir }) =>
+      Effect.promise(async () => {
+        const exited = new Promise((r) => child.once("exit", r))
+        child.kill("SIGTERM")
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))])
+        if (child.exitCode === null) child.kill("SIGKILL")
+        await Fs.rm(dir, { recursive: true, force: true })
+      })
+  )
