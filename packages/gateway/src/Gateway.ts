@@ -3,6 +3,8 @@
  * metrics registry, drain); `gatewayLive` adds the listeners (API 8443, health 8081, metrics 9090), the readiness
  * checks and the drain on shutdown. Tests build the same graph with fakes for the outside world.
  */
+import { a2aConfigLive, a2aRoutes, a2aServices } from "./A2a/index.ts"
+import { statusConfigLive, statusServices } from "./Status/index.ts"
 import type { HttpRouter } from "@effect/platform"
 import { Audit, AuditConfig } from "@kubemend/core/Audit"
 import { Config, Duration, Effect, Layer, Option } from "effect"
@@ -95,9 +97,10 @@ const backends = Layer.unwrapEffect(
 )
 
 /** The whole gateway from its config provider (what `main.ts` launches). */
-export const gatewayLive = gatewayListeners().pipe(
+export const gatewayLive = gatewayListeners([a2aRoutes]).pipe(
+  Layer.provideMerge(Layer.mergeAll(a2aServices, statusServices)),
   Layer.provideMerge(GatewayServices),
-  Layer.provide(Layer.mergeAll(authConfigLayer, sarConfig, backends)),
+  Layer.provide(Layer.mergeAll(authConfigLayer, sarConfig, backends, a2aConfigLive, statusConfigLive)),
   Layer.provideMerge(Metrics.Default),
   Layer.provide(K8sLive.layerConfig(k8sConfig)),
   Layer.provide(Layer.mergeAll(GatewayConfig.layerConfig, ServerConfig.layerConfig(8443)))

@@ -16,11 +16,11 @@ import type { AddressInfo } from "node:net"
 import { AuthConfig } from "@kubemend/core/Auth"
 import { type Script, scoped as scriptedLlm, type ScriptedLlmServer } from "@kubemend/core/devkit/ScriptedLlm"
 import * as K8sLive from "@kubemend/core/K8s/Live"
-import { layer as llmLayer } from "@kubemend/core/Llm"
+import { Llm, layer as llmLayer } from "@kubemend/core/Llm"
 import { Metrics } from "@kubemend/core/Metrics"
 import { SarConfig } from "@kubemend/core/Sar"
 import { ServerConfig } from "@kubemend/core/Servers"
-import { a2aRoutes, a2aServices, A2aConfig, type A2aSettings } from "../src/A2a/index.ts"
+import { a2aRoutes, a2aServices, A2aConfig, type A2aSettings, TriageConfig, TriageModel } from "../src/A2a/index.ts"
 import { gatewayListeners, GatewayServices } from "../src/Gateway.ts"
 import { RecordedAudit } from "../src/GatewayAudit.ts"
 import { GatewayConfig, type GatewayOverrides } from "../src/GatewayConfig.ts"
@@ -145,6 +145,8 @@ export const startTestGateway = (options: TestGatewayOptions = {}): Effect.Effec
         RecordedAudit.layer,
         Metrics.Default,
         model,
+        Layer.effect(TriageModel, Effect.map(Llm, Option.some)).pipe(Layer.provide(model)),
+        TriageConfig.layer(),
         A2aConfig.layer({ keepaliveInterval: Duration.millis(100), investigationPollInterval: Duration.millis(20), ...a2a }),
         StatusConfig.layer(status)
       )),

@@ -10,7 +10,8 @@ import { randomUUID } from "node:crypto"
 import { type AgentCard, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk"
 import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
 import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
-import { InfraLive, startTestGateway, type TestGateway, token, withToken } from "./a2a-support.ts"
+import { demoAlerts } from "@kubemend/core/devkit/Alerts"
+import { Infra, InfraLive, startTestGateway, type TestGateway, token, withToken } from "./a2a-support.ts"
 
 const scripts: ReadonlyArray<Script> = [
   { name: "list", match: "list remediations", turns: [
@@ -34,6 +35,12 @@ const scripts: ReadonlyArray<Script> = [
     { text: "It finished." }
   ] },
   { name: "remember", match: "remember the word", turns: [{ text: "Noted." }, { text: "You asked me to remember a word." }] },
+  { name: "alerts", match: "triage the alerts", turns: [
+    { toolCalls: [{ name: "list_alerts", arguments: { namespace: "triage" } }] },
+    { text: "Two alerts need attention." }
+  ] },
+  { name: "triage-disk", match: "DiskFilling", turns: [{ json: { severity: "critical", confidence: 0.95, reason: "data loss" } }] },
+  { name: "triage-queue", match: "QueueBacklog", turns: [{ json: { severity: "warning", confidence: 0.4, reason: "unsure" } }] },
   { name: "default", turns: [{ text: "Hello." }] }
 ]
 
@@ -232,6 +239,48 @@ layer(InfraLive, { excludeTestServices: true })("A2A agent", (it) => {
       assert.strictEqual(failed.status?.state, TaskState.TASK_STATE_FAILED)
       assert.match(textOf(failed), /could not complete the task/)
       assert.isTrue((yield* gw.audit.entries).some((e) => e.type === "a2a.task_failed"))
+    }))
+
+  it.scoped("A2A conversations count against maxConcurrentSessions", () =>
+    Effect.gen(function* () {
+      const gw = yield* startTestGateway({ scripts, rateLimit: { maxConcurrentSessions: 1 } })
+      const { client } = yield* clientFor(gw, yield* token("sre"), "1.0")
+      const first = yield* send(client, "hello one")
+      const same = yield* send(client, "hello again", { contextId: first.contextId })
+      assert.strictEqual(same.status?.state, TaskState.TASK_STATE_COMPLETED)
+      const refused = yield* Effect.promise(() => client.sendMessage(request("hello two")).then(() => undefined, (e) => e))
+      assert.strictEqual(refused?.envelopeCode, -32000)
+      assert.match(String(refused?.message), /Too Many Sessions/)
+    }))
+
+  it.scoped("severity triage classifies alerts outside the four levels (rule tier, model, confidence floor)", () =>
+    Effect.gen(function* () {
+      const { alerts } = yield* Infra
+      const at = new Date().toISOString()
+      yield* alerts.set([
+        { labels: { alertname: "DiskFilling", namespace: "triage", severity: "sev-x" }, annotations: { summary: "disk 97%" }, state: "firing", activeAt: at },
+        { labels: { alertname: "QueueBacklog", namespace: "triage" }, annotations: { summary: "queue grows" }, state: "firing", activeAt: at },
+        { labels: { alertname: "OldStyle", namespace: "triage", severity: "error" }, state: "firing", activeAt: at },
+        { labels: { alertname: "Labeled", namespace: "triage", severity: "info" }, state: "pending", activeAt: at }
+      ])
+      const gw = yield* startTestGateway({ scripts })
+      const { client } = yield* clientFor(gw, yield* token("sre"), "1.0")
+      const task = yield* send(client, "triage the alerts please")
+      yield* alerts.set(demoAlerts())
+      assert.strictEqual(task.status?.state, TaskState.TASK_STATE_COMPLETED)
+      const listed = JSON.parse(toolReply(gw, "triage the alerts please")).alerts as Array<any>
+      const by = Object.fromEntries(listed.map((a) => [a.alert_name, [a.severity, a.severity_source]]))
+      assert.deepStrictEqual(by, {
+        DiskFilling: ["critical", "model"],
+        QueueBacklog: ["unknown", "none"],
+        OldStyle: ["high", "rule"],
+        Labeled: ["info", undefined]
+      })
+      const triage = (yield* gw.audit.entries).filter((e) => e.type.startsWith("severity_triage."))
+      assert.deepStrictEqual(triage.map((e) => [e.type, e.data.alert_name, e.data.severity]).sort(), [
+        ["severity_triage.completed", "DiskFilling", "critical"],
+        ["severity_triage.completed", "QueueBacklog", "unknown"]
+      ])
     }))
 
   it.scoped("JSON-RPC errors, LLM capacity, the console gate", () =>

@@ -49,6 +49,16 @@ layer(InfraLive, { excludeTestServices: true })("agent card and access", (it) =>
       assert.deepStrictEqual((yield* get(cardUrl, yield* token("no-console"))).body.skills, [])
     }))
 
+  it.scoped("with interactive investigations off, the session tools are absent from the agent", () =>
+    Effect.gen(function* () {
+      const gw = yield* startTestGateway({ interactiveEnabled: false })
+      const sre = skillIds((yield* get(`${gw.url}/.well-known/agent-card.json`, yield* token("sre"))).body)
+      for (const t of ["svc_investigate", "svc_message", "svc_complete", "svc_cancel", "svc_status", "svc_reconnect", "svc_discover_workflows", "svc_select_workflow", "svc_present_decision", "svc_await_session"]) {
+        assert.notInclude(sre, t)
+      }
+      assert.includeMembers([...sre], ["svc_list_remediations", "cluster_get", "svc_remediate"])
+    }))
+
   it.scoped("the SDK resolves the card in both modes", () =>
     Effect.gen(function* () {
       const gw = yield* startTestGateway()

@@ -53,6 +53,13 @@ describe("local platform (npm start)", () => {
       const listed = JSON.parse((result.content as Array<{ text: string }>)[0]!.text)
       expect(listed.remediations.map((r: { id: string }) => r.id)).toContain("rr-checkout-oom")
       await client.close()
+      // The A2A surface is up too: the public shell card, and the full card for an authenticated caller.
+      const card = await (await fetch(`${stack.gateway.url}/.well-known/agent-card.json`)).json()
+      expect(card.skills).toEqual([])
+      const scoped = await (await fetch(`${stack.gateway.url}/.well-known/agent-card.json`, {
+        headers: { Authorization: `Bearer ${stack.tokens.sre}` }
+      })).json()
+      expect(scoped.skills.length).toBeGreaterThan(0)
       child.kill("SIGINT")
       expect(await exited).toBe(0)
       // Every service process went down with it: nothing answers on their health ports any more.

@@ -2,7 +2,8 @@
  * The A2A agent's alert tools, registered only when severity triage is on with a metrics backend (the bridge then
  * has `svc_list_alerts`, whose fetching, filtering and redaction they reuse): `list_alerts` (redacted summaries),
  * `get_alert_details` (the matching alerts' labels and annotations) and `svc_investigate_alert` (checks the alert
- * exists and its namespace/cluster scope before creating the RemediationRequest).
+ * exists and its namespace/cluster scope before creating the RemediationRequest). Severities outside the four
+ * levels go through severity triage (Triage.ts).
  */
 import { Effect, Schema } from "effect"
 import { classifySeverity } from "@kubemend/core/domain/Severity"
@@ -11,6 +12,7 @@ import { ToolRegistry } from "../Mcp/Registry.ts"
 import { defineTool, type ToolContext, type ToolDef, ToolError } from "../Mcp/Tool.ts"
 import { ApiVersion, KindName, NamespaceName, optional, record, ResourceName, Text } from "../Tools/Common.ts"
 import { createRemediation } from "./InternalTools.ts"
+import { SeverityTriage } from "./Triage.ts"
 
 const summaryOf = (a: AlertView) => ({
   alert_name: a.labels["alertname"] ?? "",
@@ -26,6 +28,17 @@ export const alertAgentTools = Effect.gen(function* () {
   const bridge = registry.definitions.find((d) => d.name === "list_alerts")
   if (bridge === undefined) return [] as ReadonlyArray<ToolDef>
   const create = yield* createRemediation
+  const triage = yield* SeverityTriage
+
+  const who = (ctx: ToolContext) => ({ userId: ctx.caller.principal.user, clientIp: ctx.caller.clientIp })
+  const triaged = (ctx: ToolContext, a: AlertView) =>
+    Effect.map(triage.classify(a, who(ctx)), (t) => ({
+      ...summaryOf(a),
+      severity: t.severity,
+      ...(t.source === "label" ? {} : { severity_source: t.source })
+    }))
+  const summaries = (ctx: ToolContext, alerts: ReadonlyArray<AlertView>) =>
+    Effect.forEach(alerts, (a) => triaged(ctx, a), { concurrency: 4 })
 
   const alerts = (ctx: ToolContext, filter: Record<string, string | undefined>) =>
     Effect.map(bridge.run(Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)), ctx), (result) => {
@@ -42,13 +55,14 @@ export const alertAgentTools = Effect.gen(function* () {
       input: Schema.Struct({ namespace: optional(NamespaceName), severity: optional(Text(32)), state: optional(Text(32)) }),
       listField: "alerts",
       run: (input, ctx) =>
-        Effect.map(alerts(ctx, input), ({ alerts, result }) => ({
-          alerts: alerts.map(summaryOf),
-          count: alerts.length,
-          total_count: result.total_count ?? alerts.length,
-          truncated: result.truncated === true,
-          prioritized: result.prioritized
-        }))
+        Effect.flatMap(alerts(ctx, input), ({ alerts, result }) =>
+          Effect.map(summaries(ctx, alerts), (views) => ({
+            alerts: views,
+            count: views.length,
+            total_count: result.total_count ?? views.length,
+            truncated: result.truncated === true,
+            prioritized: result.prioritized
+          })))
     }),
     defineTool({
       name: "get_alert_details",
@@ -60,7 +74,10 @@ export const alertAgentTools = Effect.gen(function* () {
           const matching = alerts.filter(named(input.alert_name))
           return matching.length === 0
             ? Effect.fail(new ToolError({ message: `no firing or pending alert named ${input.alert_name}`, code: "not_found" }))
-            : Effect.succeed({ alerts: matching.map((a) => ({ ...summaryOf(a), labels: a.labels, annotations: a.annotations })), count: matching.length })
+            : Effect.map(
+              Effect.forEach(matching, (a) => Effect.map(triaged(ctx, a), (view) => ({ ...view, labels: a.labels, annotations: a.annotations }))),
+              (views) => ({ alerts: views, count: views.length })
+            )
         })
     }),
     defineTool({
@@ -93,9 +110,10 @@ export const alertAgentTools = Effect.gen(function* () {
             })
           }
           const alert = inScope[0]!
+          const { severity } = yield* triage.classify(alert, who(ctx))
           return yield* create({
             apiVersion: input.api_version, kind: input.kind, name: input.name, namespace: input.namespace,
-            signalName: input.alert_name, severity: classifySeverity(alert.labels["severity"]), signalType: "alert",
+            signalName: input.alert_name, severity, signalType: "alert",
             signalLabels: alert.labels, description: alert.annotations["summary"] ?? alert.annotations["description"]
           }, ctx)
         })

@@ -66,7 +66,7 @@ export const blockingInvestigate = (bridge: ToolDef) =>
         const sessionId = str(started.session_id) ?? ""
         const begin = yield* Clock.currentTimeMillis
         const base = { userId: ctx.caller.principal.user, clientIp: ctx.caller.clientIp, correlationId: rrId }
-        yield* audit.emit({ ...base, type: "ka.delegated", outcome: "success", data: { session_id: sessionId, rr_id: rrId, a2a_task_id: ctx.sessionId ?? "" } })
+        yield* audit.emit({ ...base, type: "ka.delegated", outcome: "success", data: { session_id: sessionId, rr_id: rrId, a2a_context_id: ctx.sessionId ?? "" } })
         const result = yield* waitFor(rrId, ctx).pipe(Effect.tapError((e) =>
           audit.emit({ ...base, type: "ka.result_received", outcome: "failure", data: { session_id: sessionId, rr_id: rrId, error: e.message } })
         ))

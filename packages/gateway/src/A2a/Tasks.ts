@@ -29,10 +29,15 @@ export interface Task {
   readonly attach: (fiber: Fiber.RuntimeFiber<unknown, unknown>) => Effect.Effect<void>
 }
 
-interface Entry {
-  readonly task: Task
+/** What the table knows about a task besides the task itself. */
+interface Running {
   finishedAt: number | undefined
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+}
+
+interface Entry {
+  readonly task: Task
+  readonly running: Running
 }
 
 const iso = (millis: number) => new Date(millis).toISOString()
@@ -45,11 +50,11 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
     const evict = (now: number) => {
       const retention = Duration.toMillis(config.taskRetention)
       for (const [id, e] of entries) {
-        if (e.finishedAt !== undefined && now - e.finishedAt >= retention) entries.delete(id)
+        if (e.running.finishedAt !== undefined && now - e.running.finishedAt >= retention) entries.delete(id)
       }
       for (const [id, e] of entries) {
         if (entries.size < config.maxTasks) break
-        if (e.finishedAt !== undefined) entries.delete(id)
+        if (e.running.finishedAt !== undefined) entries.delete(id)
       }
     }
 
@@ -63,7 +68,7 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
         const history: Array<TextMessage> = [request]
         const artifacts: Array<Artifact> = []
         let status: TaskStatus = { state: "submitted", timestamp: iso(now) }
-        const entry: Entry = { task: undefined as unknown as Task, finishedAt: undefined, fiber: undefined }
+        const running: Running = { finishedAt: undefined, fiber: undefined }
 
         const snapshot = (): TaskView => ({ id, contextId, status, artifacts: [...artifacts], history: [...history] })
         const agentMessage = (text: string): TextMessage =>
@@ -111,7 +116,7 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
               if (terminalStates.has(status.state)) return Effect.void
               return publish(state, text, type, true, metadata).pipe(
                 Effect.zipRight(Clock.currentTimeMillis),
-                Effect.tap((t) => Effect.sync(() => void (entry.finishedAt = t))),
+                Effect.tap((t) => Effect.sync(() => void (running.finishedAt = t))),
                 Effect.zipRight(Deferred.succeed(finished, undefined)),
                 Effect.asVoid
               )
@@ -131,10 +136,9 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
             return { snapshot: view, events: stream }
           }),
           done: Deferred.await(finished),
-          attach: (fiber) => Effect.sync(() => void (entry.fiber = fiber))
+          attach: (fiber) => Effect.sync(() => void (running.fiber = fiber))
         }
-        ;(entry as { task: Task }).task = task
-        entries.set(id, entry)
+        entries.set(id, { task, running })
         return task
       })
 
@@ -158,11 +162,11 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
           }
           // Canceled first: the loop's interruption must not be reported as a failure.
           yield* entry.task.finish("canceled", "The task was canceled.", "status")
-          if (entry.fiber !== undefined) yield* Fiber.interrupt(entry.fiber)
+          if (entry.running.fiber !== undefined) yield* Fiber.interrupt(entry.running.fiber)
           return entry.task
         }),
       size: Effect.sync(() => entries.size),
-      running: Effect.sync(() => [...entries.values()].filter((e) => e.finishedAt === undefined).length)
+      running: Effect.sync(() => [...entries.values()].filter((e) => e.running.finishedAt === undefined).length)
     } as const
   })
 }) {}

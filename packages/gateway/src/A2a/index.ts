@@ -13,6 +13,7 @@ import { A2aConfig } from "./Config.ts"
 import { Contexts, SessionSlots } from "./Contexts.ts"
 import { a2aHandler } from "./Http.ts"
 import { Tasks } from "./Tasks.ts"
+import { SeverityTriage, TriageConfig, triageModelLive } from "./Triage.ts"
 import { cardRouter } from "../Card/index.ts"
 import { statusRouter } from "../Status/index.ts"
 
@@ -22,6 +23,7 @@ export { A2aConfig, type A2aSettings } from "./Config.ts"
 export { Contexts, SessionSlots } from "./Contexts.ts"
 export { a2aHandler } from "./Http.ts"
 export { Tasks } from "./Tasks.ts"
+export { SeverityTriage, TriageConfig, TriageModel, triageModelLive } from "./Triage.ts"
 
 export const a2aRouter = Effect.succeed(
   HttpRouter.empty.pipe(
@@ -38,10 +40,13 @@ export const a2aRoutes = Effect.all([a2aRouter, statusRouter, cardRouter]).pipe(
   Effect.map(([a2a, status, card]) => a2a.pipe(HttpRouter.concat(status), HttpRouter.concat(card)))
 )
 
-/** The agent, its tasks, conversations and tools; the session pool is shared with the MCP bridge. */
+/**
+ * The agent, its tasks, conversations and tools, and severity triage; the session pool is shared with the MCP
+ * bridge. Needs A2aConfig, Llm, TriageConfig and TriageModel (`a2aConfigLive`, or test layers).
+ */
 export const a2aServices = A2aAgent.Default.pipe(
   Layer.provideMerge(Layer.mergeAll(Tasks.Default, Contexts.Default, AgentTools.Default)),
-  Layer.provideMerge(SessionSlots.layerWithMcp)
+  Layer.provideMerge(Layer.mergeAll(SessionSlots.layerWithMcp, SeverityTriage.Default))
 )
 
 /** Every call fails with this when the gateway config has no `llm` block: tasks end `failed`, the gateway runs. */
@@ -67,5 +72,5 @@ export const a2aLlmLive = Layer.unwrapEffect(
   )
 )
 
-/** A2A settings and model from the gateway's config provider. */
-export const a2aConfigLive = Layer.mergeAll(A2aConfig.layerConfig, a2aLlmLive)
+/** A2A settings, the loop's model and the triage model from the gateway's config provider. */
+export const a2aConfigLive = Layer.mergeAll(A2aConfig.layerConfig, a2aLlmLive, TriageConfig.layerConfig, triageModelLive)

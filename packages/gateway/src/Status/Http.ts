@@ -107,5 +107,6 @@ export const statusHandler = Effect.gen(function* () {
     sink: responseSink(res),
     draining: (yield* Drain).started
   })
-  return HttpServerResponse.empty()
+  // What the platform records (metrics, tracing); the response itself was written above.
+  return HttpServerResponse.empty({ status: 200 })
 }).pipe(Effect.catchIf(isDomainError, (e) => problemResponse(e)), Effect.withSpan("Status.subscribe"))

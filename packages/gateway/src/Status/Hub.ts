@@ -8,7 +8,7 @@
  * is no fiber, queue or Effect Stream per subscriber (those cost several times the connection itself). Keepalives
  * come from one hub-wide ticker and the closing notices from one hub-wide sweep, both on Effect's Clock.
  */
-import { Clock, Deferred, Duration, Effect, Fiber, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, Fiber, Runtime, Stream } from "effect"
 import { K8s, type KubeObject, type WatchEvent } from "@kubemend/core/K8s"
 import { StatusConfig } from "./Config.ts"
 import { type ClosingReason, closingFrame, keepaliveFrame, phaseOf, updateFrame } from "./Frames.ts"
@@ -67,6 +67,7 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
     const k8s = yield* K8s
     const config = yield* StatusConfig
     const scope = yield* Effect.scope
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const groups = new Map<string, Group>()
     const drains = new Set<Deferred.Deferred<void>>()
     let subscribers = 0
@@ -135,7 +136,8 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
       subscribers--
       if (group.subs.size > 0 || groups.get(group.rrId) !== group) return
       groups.delete(group.rrId)
-      if (group.fiber !== undefined) Effect.runFork(Fiber.interrupt(group.fiber))
+      // Called from the connection's `close` event, outside any fiber.
+      if (group.fiber !== undefined) runFork(Fiber.interrupt(group.fiber))
     }
 
     const closeAll = (reason: ClosingReason) => {
