@@ -161,7 +161,7 @@ describe("Auth against the dev issuer", () => {
       yield* realNow
       const issuer = yield* makeIssuer()
       const other = yield* makeIssuer({ audience: "billing" })
-      yield* withAuth({ providers: [provider(issuer, { audiences: ["kubemend", "kubemend-ci"] })] }, (auth) =>
+      yield* withAuth({ providers: [provider(issuer, { audiences: [defaultAudience, "kubemend-ci"] })] }, (auth) =>
         Effect.gen(function* () {
           assert.strictEqual(yield* outcome(auth, bearer(yield* issuer.bad.wrongIssuer)), "unknown_issuer")
           assert.strictEqual(yield* outcome(auth, bearer(yield* other.persona("sre"))), "unknown_issuer")
@@ -169,7 +169,7 @@ describe("Auth against the dev issuer", () => {
           assert.strictEqual(yield* outcome(auth, bearer(yield* issuer.persona("sre", { aud: null }))), "invalid_audience")
           assert.strictEqual(yield* outcome(auth, bearer(yield* issuer.persona("sre", { aud: ["x", "kubemend-ci"] }))), "ok")
           // signed by another issuer's key while claiming ours
-          assert.strictEqual(yield* outcome(auth, bearer(yield* other.persona("sre", { iss: issuer.url, aud: "kubemend" }))), "invalid_signature")
+          assert.strictEqual(yield* outcome(auth, bearer(yield* other.persona("sre", { iss: issuer.url, aud: defaultAudience }))), "invalid_signature")
         }))
     }))
 

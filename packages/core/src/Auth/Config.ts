@@ -4,6 +4,7 @@
  */
 import { Config, Context, Duration, Layer, Option } from "effect"
 import { duration } from "../Config.ts"
+import { DefaultGatewayAudience } from "../domain/Platform/ApiFrontend.ts"
 
 export interface ClaimMappings {
   /** Claim holding the user name, dot notation for nested claims (`user.name`). */
@@ -44,8 +45,8 @@ export interface AuthConfigShape {
   readonly serviceAccountTokenTTL: Duration.Duration
 }
 
-/** The product's default audience when `apiFrontend.auth.audience` is unset. */
-export const defaultAudience = "kubemend"
+/** The product's default audience when `apiFrontend.auth.audience` is unset: the one the platform CR defaults to. */
+export const defaultAudience = DefaultGatewayAudience
 
 export class AuthConfig extends Context.Tag("@kubemend/core/AuthConfig")<AuthConfig, AuthConfigShape>() {
   static readonly defaults: AuthConfigShape = {

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from "jose"
 import { make } from "../../src/devkit/Issuer.ts"
+import { defaultAudience } from "../../src/Auth/Config.ts"
 
 const getJson = (url: string, init?: RequestInit) =>
   Effect.promise(async () => {
@@ -32,7 +33,7 @@ describe("dev issuer", () => {
       for (const alg of ["RS256", "ES256"] as const) {
         const token = yield* issuer.persona("remediation-approver", {}, { alg })
         const { payload, protectedHeader } = yield* Effect.promise(() =>
-          jwtVerify(token, keys, { issuer: issuer.url, audience: "kubemend" }))
+          jwtVerify(token, keys, { issuer: issuer.url, audience: defaultAudience }))
         assert.strictEqual(protectedHeader.alg, alg)
         assert.strictEqual(payload.preferred_username, "remediation-approver-user")
         assert.deepStrictEqual(payload.groups, ["kubemend-remediation-approver"])
