@@ -8,7 +8,7 @@ import { Config, Context, Duration, Effect, Layer, Option, Ref } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
-import { intInRange } from "./Config.ts"
+import { duration, intInRange } from "./Config.ts"
 import { Drain } from "./Drain.ts"
 import { Draining } from "./Errors.ts"
 import { Metrics } from "./Metrics.ts"
@@ -25,10 +25,27 @@ export interface ServerSettings {
   readonly drainTimeout: Duration.Duration
   /** PEM files; both set -> the API serves HTTPS. */
   readonly tls: Option.Option<{ readonly certFile: string; readonly keyFile: string }>
-  /** Cut off clients that send headers or bodies too slowly. */
+  /** A client that has not sent its complete request headers this long after it started is cut off (408). */
   readonly headersTimeout: Duration.Duration
+  /** A client that has not sent its complete request (headers and body) this long after it started is cut off. */
   readonly requestTimeout: Duration.Duration
 }
+
+const positiveDuration = (name: string) =>
+  duration(name).pipe(Config.validate({ message: "must be longer than 0s", validation: (d) => Duration.greaterThan(d, Duration.zero) }))
+
+/** Slow-client limits from `server.headersTimeout` / `server.requestTimeout` (Go durations); headers ≤ request. */
+const slowClientConfig = (d: ServerSettings) =>
+  Config.all({
+    headersTimeout: positiveDuration("headersTimeout").pipe(Config.withDefault(d.headersTimeout)),
+    requestTimeout: positiveDuration("requestTimeout").pipe(Config.withDefault(d.requestTimeout))
+  }).pipe(
+    Config.validate({
+      message: "server.headersTimeout must not be longer than server.requestTimeout",
+      validation: ({ headersTimeout, requestTimeout }) => Duration.lessThanOrEqualTo(headersTimeout, requestTimeout)
+    }),
+    Config.nested("server")
+  )
 
 export class ServerConfig extends Context.Tag("@kubemend/core/ServerConfig")<ServerConfig, ServerSettings>() {
   static defaults = (port: number): ServerSettings => ({
@@ -51,7 +68,10 @@ export class ServerConfig extends Context.Tag("@kubemend/core/ServerConfig")<Ser
       drainTimeout: Duration.seconds(2),
       ...overrides
     })
-  /** From the service's config file / env: `port`, `healthPort`, `metricsPort`, `bindAddress`, `shutdown.drainSeconds`, `tls.*`. */
+  /**
+   * From the service's config file / env: `port`, `healthPort`, `metricsPort`, `bindAddress`, `shutdown.drainSeconds`,
+   * `tls.*`, `server.headersTimeout`, `server.requestTimeout`.
+   */
   static layerConfig = (defaultPort: number) =>
     Layer.effect(
       ServerConfig,
@@ -65,7 +85,8 @@ export class ServerConfig extends Context.Tag("@kubemend/core/ServerConfig")<Ser
         const tls = yield* Config.option(
           Config.nested(Config.all({ certFile: Config.string("certFile"), keyFile: Config.string("keyFile") }), "tls")
         )
-        return { ...d, host, port, healthPort, metricsPort, drainTimeout: Duration.seconds(drainSeconds), tls }
+        const slow = yield* slowClientConfig(d)
+        return { ...d, host, port, healthPort, metricsPort, drainTimeout: Duration.seconds(drainSeconds), tls, ...slow }
       })
     )
 }
@@ -96,11 +117,13 @@ export class Readiness extends Effect.Service<Readiness>()("@kubemend/core/Readi
 }) {}
 
 const nodeServerFor = (settings: ServerSettings, secure: boolean): Http.Server => {
+  const headersTimeout = Duration.toMillis(settings.headersTimeout)
   const options = {
-    headersTimeout: Duration.toMillis(settings.headersTimeout),
+    headersTimeout,
     requestTimeout: Duration.toMillis(settings.requestTimeout),
-    // Node checks those two timeouts only this often (default 30 s), so a slow client would outlive them.
-    connectionsCheckingInterval: 1000,
+    // Node checks those two timeouts only this often (default 30 s), so a slow client would outlive them; with
+    // short timeouts (tests) check at least twice per headers timeout.
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 2))),
     maxHeaderSize: 16 * 1024
   }
   if (secure && Option.isSome(settings.tls)) {

@@ -21,6 +21,7 @@ import { AgentClient } from "./AgentClient.ts"
 import { Breakers } from "./Breaker.ts"
 import { Edge } from "./Edge/Chain.ts"
 import { RateLimits } from "./Edge/RateLimit.ts"
+import { SessionSlots } from "./Edge/SessionSlots.ts"
 import { GatewayAudit } from "./GatewayAudit.ts"
 import { GatewayConfig } from "./GatewayConfig.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
@@ -36,7 +37,8 @@ import { readinessChecks } from "./ReadinessChecks.ts"
  */
 export const GatewayServices = McpSessions.Default.pipe(
   Layer.provideMerge(Layer.mergeAll(ToolCalls.Default, ToolRegistry.Default, AgentClient.Default, Edge.Default)),
-  Layer.provideMerge(Layer.mergeAll(Breakers.Default, RateLimits.Default)),
+  // The one session pool: MCP sessions here, A2A conversations through `SessionSlots.layerShared`.
+  Layer.provideMerge(Layer.mergeAll(Breakers.Default, RateLimits.Default, SessionSlots.Default)),
   Layer.provideMerge(GatewayMetrics.Default),
   Layer.provideMerge(Layer.mergeAll(Sar.DefaultWithoutDependencies, Auth.Default))
 )

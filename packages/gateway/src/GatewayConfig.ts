@@ -12,7 +12,10 @@ export interface RateLimitSettings {
   readonly userRequestsPerSec: number
   /** `tools/call` per user per minute. */
   readonly toolCallsPerMinute: number
-  /** Open MCP sessions across all users; the next `initialize` is refused. */
+  /**
+   * Open sessions across all users, MCP sessions and A2A conversations together (one pool, `SessionSlots`); the
+   * next `initialize` or new conversation is refused.
+   */
   readonly maxConcurrentSessions: number
 }
 

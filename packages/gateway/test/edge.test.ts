@@ -190,7 +190,7 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
         assert.strictEqual(second.status, 200)
         const third = yield* raw(`${gw.url}/mcp`, { method: "POST", headers: mcpHeaders, body: initializeBody, token: sre })
         problem(third, 503, "session-limit-reached")
-        assert.match(third.json.detail, /at most 2 MCP sessions/)
+        assert.match(third.json.detail, /at most 2 sessions \(MCP sessions and A2A conversations together\) may be open at once; close an MCP session/)
 
         assert.strictEqual((yield* raw(`${gw.url}/mcp`, { method: "DELETE", headers: session, token: sre })).status, 200)
         problem(yield* raw(`${gw.url}/mcp`, { method: "POST", headers: session, body: listToolsBody, token: sre }), 404, "session-not-found")

@@ -3,7 +3,7 @@
  * input, against the dev API server, the fake agent, in-memory storage and the fake metrics backend.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Option } from "effect"
 import { call, connect, type Connected } from "./support/Client.ts"
 import { GatewayUnderTest, gatewayLayer, Infra, InfraLive, startGateway, token } from "./support/Harness.ts"
 import { apiGroup, namespace } from "./support/Seed.ts"
@@ -273,21 +273,38 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
       })
     // Document 1's table has 23 tools, 11 of them session-dependent, so 12 remain with svc_list_alerts and 11
     // without it (its prose says "12 (13 with svc_list_alerts)", which the table does not add up to).
-    it.scoped("23 with everything, 22 without alerts, 12 non-interactive with alerts, 11 without; prefix configurable", () =>
+    const nonInteractive = [
+      "svc_list_remediations", "svc_get_remediation", "svc_cancel_remediation", "svc_watch", "svc_list_approval_requests",
+      "svc_get_approval_request", "svc_approve", "svc_list_workflows", "svc_get_remediation_history", "svc_get_effectiveness",
+      "svc_get_audit_trail"
+    ]
+    const sessionDependent = [
+      "svc_investigate", "svc_await_session", "svc_message", "svc_complete", "svc_cancel", "svc_status", "svc_reconnect",
+      "svc_complete_no_action", "svc_discover_workflows", "svc_select_workflow", "svc_present_decision"
+    ]
+    it.scoped("23 with everything, 12 non-interactive with alerts, 11 without, by name; alerts need triage and a backend", () =>
       Effect.gen(function* () {
         const all = yield* names({})
-        assert.strictEqual(all.length, 23)
-        assert.isTrue(all.every((n) => n.startsWith("svc_")))
-        assert.strictEqual((yield* names({ severityTriageEnabled: false })).length, 22)
-        const plain = yield* names({ interactiveEnabled: false, severityTriageEnabled: false })
-        assert.strictEqual(plain.length, 11)
-        assert.notInclude(plain, "svc_investigate")
-        assert.notInclude(plain, "svc_await_session")
-        assert.notInclude(plain, "svc_list_alerts")
+        // The table's order.
+        assert.deepStrictEqual(all, [
+          "svc_list_remediations", "svc_get_remediation", "svc_cancel_remediation", "svc_watch", "svc_list_approval_requests",
+          "svc_get_approval_request", "svc_approve", "svc_investigate", "svc_await_session", "svc_message", "svc_complete",
+          "svc_cancel", "svc_status", "svc_reconnect", "svc_complete_no_action", "svc_discover_workflows",
+          "svc_select_workflow", "svc_list_workflows", "svc_get_remediation_history", "svc_get_effectiveness",
+          "svc_get_audit_trail", "svc_present_decision", "svc_list_alerts"
+        ])
+        assert.sameMembers(all, [...nonInteractive, ...sessionDependent, "svc_list_alerts"])
         const withAlerts = yield* names({ interactiveEnabled: false })
-        assert.deepStrictEqual(withAlerts, [...plain, "svc_list_alerts"])
+        assert.deepStrictEqual(withAlerts, [...nonInteractive, "svc_list_alerts"])
+        assert.strictEqual(withAlerts.length, 12)
+        const plain = yield* names({ interactiveEnabled: false, severityTriageEnabled: false })
+        assert.deepStrictEqual(plain, nonInteractive)
+        assert.strictEqual(plain.length, 11)
+        // svc_list_alerts needs both severity triage and a metrics backend.
+        assert.deepStrictEqual(yield* names({ severityTriageEnabled: false }), all.filter((n) => n !== "svc_list_alerts"))
+        assert.notInclude(yield* names({ metricsBackendUrl: Option.none() }), "svc_list_alerts")
         const renamed = yield* names({ toolPrefix: "kubernaut" })
-        assert.include(renamed, "kubernaut_list_remediations")
+        assert.deepStrictEqual(renamed, all.map((n) => n.replace(/^svc_/, "kubernaut_")))
       }))
   })
 })

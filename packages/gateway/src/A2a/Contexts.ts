@@ -1,56 +1,16 @@
 /**
  * A2A conversations (`contextId`): the earlier exchanges the model sees again on the next message, owned by the
  * user who started them and closed after `contextIdleTimeout`. Each open conversation holds one slot of the
- * gateway-wide `maxConcurrentSessions`, the same pool MCP sessions draw from (`SessionSlots`).
+ * gateway-wide `maxConcurrentSessions` pool (`SessionSlots`), the same pool MCP sessions draw from.
  */
-import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Duration, Effect, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
-import { InvalidParams, SessionLimitReached } from "@kubemend/core/Errors"
+import { InvalidParams } from "@kubemend/core/Errors"
 import { type Message, message } from "@kubemend/core/Llm"
-import { GatewayConfig } from "../GatewayConfig.ts"
-import { McpSessions } from "../Mcp/Sessions.ts"
+import { SessionSlots } from "../Edge/SessionSlots.ts"
 import { A2aConfig } from "./Config.ts"
 
-/** The shared pool of concurrent sessions (MCP sessions and A2A contexts). */
-export interface SessionSlotsShape {
-  /** Takes a slot for `id`; false when all `maxConcurrentSessions` are in use. Idempotent per id. */
-  readonly acquire: (id: string) => Effect.Effect<boolean>
-  readonly release: (id: string) => Effect.Effect<void>
-  readonly inUse: Effect.Effect<number>
-}
-
-/** `rateLimit.maxConcurrentSessions` slots, of which `others` are taken elsewhere (the open MCP sessions). */
-const makeSlots = (limit: number, others: Effect.Effect<number>): SessionSlotsShape => {
-  const held = new Set<string>()
-  return {
-    acquire: (id) =>
-      Effect.map(others, (taken) => {
-        if (held.has(id)) return true
-        if (held.size + taken >= limit) return false
-        held.add(id)
-        return true
-      }),
-    release: (id) => Effect.sync(() => void held.delete(id)),
-    inUse: Effect.map(others, (taken) => held.size + taken)
-  }
-}
-
-export class SessionSlots extends Context.Tag("@kubemend/gateway/SessionSlots")<SessionSlots, SessionSlotsShape>() {
-  /** A pool of its own (tests, or a gateway without the MCP bridge). */
-  static readonly layer = Layer.effect(
-    SessionSlots,
-    Effect.map(GatewayConfig, (config) => makeSlots(config.rateLimit.maxConcurrentSessions, Effect.succeed(0)))
-  )
-  /** The pool shared with the MCP bridge: open MCP sessions count against A2A conversations. */
-  static readonly layerWithMcp = Layer.effect(
-    SessionSlots,
-    Effect.gen(function* () {
-      const config = yield* GatewayConfig
-      const mcp = yield* McpSessions
-      return makeSlots(config.rateLimit.maxConcurrentSessions, mcp.count)
-    })
-  )
-}
+export { SessionSlots } from "../Edge/SessionSlots.ts"
 
 interface Conversation {
   readonly id: string
@@ -98,10 +58,7 @@ export class Contexts extends Effect.Service<Contexts>()("@kubemend/gateway/A2aC
           return existing.id
         }
         const id = contextId ?? randomUUID()
-        if (!(yield* slots.acquire(slotId(id)))) {
-          const limit = (yield* GatewayConfig).rateLimit.maxConcurrentSessions
-          return yield* new SessionLimitReached({ limit, detail: `at most ${limit} concurrent sessions are allowed` })
-        }
+        yield* slots.acquire(slotId(id), "continue an existing conversation (contextId) or retry later")
         conversations.set(id, { id, owner, startedAt: now, lastUsed: now, turns: [] })
         return id
       })

@@ -6,9 +6,8 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import type { DomainError } from "@kubemend/core/Errors"
-import { Sar } from "@kubemend/core/Sar"
 import { problemResponse, wire } from "@kubemend/core/Wire"
-import { authenticated } from "./Identify.ts"
+import { Edge } from "../Edge/Chain.ts"
 
 export const accessPath = "/a2a/access"
 
@@ -17,8 +16,9 @@ const isDomainError = (u: unknown): u is DomainError =>
 
 export const accessHandler = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
-  const { principal } = yield* authenticated(request, accessPath)
-  const allowed = yield* (yield* Sar).check(principal, "console")
+  const edge = yield* Edge
+  const { principal } = yield* edge.identify(request, accessPath)
+  const allowed = yield* edge.consoleAllowed(principal)
   return HttpServerResponse.unsafeJson({
     allowed,
     user: principal.user,

@@ -13,8 +13,7 @@ import { Sar } from "@kubemend/core/Sar"
 import { problemResponse } from "@kubemend/core/Wire"
 import { A2aConfig, type A2aSettings } from "../A2a/Config.ts"
 import { type AgentTool, AgentTools } from "../A2a/AgentTools.ts"
-import { Edge } from "../Edge/Chain.ts"
-import { preAuth } from "./Identify.ts"
+import { clientIpOf, Edge } from "../Edge/Chain.ts"
 
 export const cardPath = "/.well-known/agent-card.json"
 
@@ -79,16 +78,13 @@ export const agentCard = (settings: A2aSettings, baseUrl: string, skills: Readon
 export const cardHandler = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const settings = yield* A2aConfig
-  const clientIp = yield* Effect.either(preAuth(request, cardPath))
-  if (Either.isLeft(clientIp)) return yield* problemResponse(clientIp.left)
-  const header = request.headers["authorization"]
-  // Authentication is optional here: a missing or unusable token gets the shell card, not a 401.
-  const principal = header === undefined
-    ? undefined
-    : Either.getOrUndefined(yield* Effect.either((yield* Edge).authenticate(header)))
+  // Authentication is optional here: no token or an unusable one gets the shell card, never a 401.
+  const identified = yield* Effect.either((yield* Edge).identifyOptional(request, cardPath))
+  if (Either.isLeft(identified)) return yield* problemResponse(identified.left)
+  const principal = Option.getOrUndefined(identified.right)?.principal
   const skills = principal === undefined ? [] : yield* skillsFor(principal)
   yield* Effect.logDebug("agent card accessed").pipe(
-    Effect.annotateLogs({ audit: "discovery.agent_card_accessed", source_ip: clientIp.right, scoped: principal !== undefined })
+    Effect.annotateLogs({ audit: "discovery.agent_card_accessed", source_ip: clientIpOf(request), scoped: principal !== undefined })
   )
   return HttpServerResponse.unsafeJson(agentCard(settings, baseUrlOf(settings, request), skills), {
     headers: { "cache-control": "no-cache", vary: "Authorization" }
@@ -100,7 +96,7 @@ export const skillsFor = (principal: Principal) =>
   Effect.gen(function* () {
     const sar = yield* Sar
     const { tools } = yield* AgentTools
-    if (!(yield* sar.check(principal, "console"))) return []
+    if (!(yield* (yield* Edge).consoleAllowed(principal))) return []
     const allowed = yield* Effect.forEach(tools, (t) => sar.check(principal, "tools", t.name), { concurrency: 8 })
     return tools.filter((_, i) => allowed[i]).map(skillOf)
   })

@@ -1,7 +1,7 @@
 /**
  * Discovery as the gateway app mounts it: `cardRouter` with `GET /.well-known/agent-card.json` (optional auth,
  * skills scoped to the caller) and `GET /a2a/access` (console-gate pre-flight). Needs the A2A services (AgentTools,
- * A2aConfig) and the gateway's Edge, RateLimits, Sar, GatewayAudit and GatewayConfig.
+ * A2aConfig) and the gateway's Edge and Sar.
  */
 import { HttpRouter } from "@effect/platform"
 import { Effect } from "effect"

@@ -1,8 +1,10 @@
 /**
- * The edge chain every protocol route runs before its handler (`POST /mcp` now; `/a2a/invoke`, `/` and the
- * status stream reuse it): Origin allow-list -> per-IP limit (pre-auth) -> bearer token -> per-user limit ->
- * console gate (SAR `use` on `console`). Failures become RFC 7807 problems with the right status (401, 403, 429 +
- * Retry-After, 503) and are audited; nothing past the chain sees an unauthenticated request.
+ * The edge chain every protocol route runs before its handler, in one place: Origin allow-list -> per-IP limit
+ * (pre-auth) -> bearer token -> per-user limit -> console gate (SAR `use` on `console`). `POST /mcp`,
+ * `/a2a/invoke` and `/` run all of it (`guard`); the status stream and the access pre-flight stop before the console
+ * gate (`identify`); the agent card admits anonymous callers (`identifyOptional`). Failures become RFC 7807
+ * problems with the right status (401, 403, 429 + Retry-After, 503) and are audited with the endpoint they hit;
+ * nothing past the chain sees an unauthenticated request.
  */
 import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
@@ -21,6 +23,11 @@ import { RateLimits } from "./RateLimit.ts"
 export interface Caller {
   readonly principal: Principal
   readonly clientIp: string
+  /**
+   * The route the request came in on (`/mcp`, `/a2a/invoke`, `/`, …), for audit events. Always set by the chain;
+   * absent only for callers made up outside it (benchmarks, unit tests).
+   */
+  readonly endpoint?: string
   /** The bearer token as received: delegated to the agent, never logged. */
   readonly token: Redacted.Redacted<string>
 }
@@ -34,6 +41,8 @@ const verifiedTokenTTL = 30_000
 const verifiedTokenCacheSize = 10_000
 
 const isImpersonation = (name: string) => name.toLowerCase().startsWith("impersonate-")
+
+const bearer = (header: string | undefined) => /^\s*bearer\s+(.*?)\s*$/i.exec(header ?? "")?.[1] ?? ""
 
 /**
  * Removes inbound `Impersonate-*` headers from the request itself, so no later reader (handlers, the MCP
@@ -79,34 +88,70 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
         return principal
       })
 
-    /** The chain for `endpoint`; succeeds with the caller or fails with the error to answer. */
-    const guard = Effect.fn("Edge.guard")(function* (request: HttpServerRequest.HttpServerRequest, endpoint: string) {
+    /** Origin and per-IP limit: what every request pays before its token is looked at. */
+    const admit = Effect.fn("Edge.admit")(function* (request: HttpServerRequest.HttpServerRequest, endpoint: string) {
       const clientIp = clientIpOf(request)
       yield* checkOrigin(request.headers["origin"], config.allowedOrigins)
       yield* limits.ip(clientIp).pipe(Effect.tapError(() => audit.emit({
         type: "ratelimit.denied", outcome: "failure", clientIp, data: { scope: "ip", endpoint }
       })))
-      const header = request.headers["authorization"]
-      const principal = yield* authenticate(header).pipe(Effect.tapError((e) =>
-        e._tag === "Unauthenticated"
-          ? audit.emit({
-            type: "auth.failure", outcome: "failure", clientIp,
-            data: { auth_method: "jwt", failure_reason: e.reason, endpoint }
-          })
-          : Effect.void
-      ))
-      yield* limits.user(principal.user).pipe(Effect.tapError(() => audit.emit({
-        type: "ratelimit.denied", outcome: "failure", userId: principal.user, clientIp, data: { scope: "user", endpoint }
-      })))
-      if (!(yield* sar.check(principal, "console"))) {
+      return clientIp
+    })
+
+    /** Token and per-user limit of an admitted request. */
+    const authenticated = (request: HttpServerRequest.HttpServerRequest, endpoint: string, clientIp: string) =>
+      Effect.gen(function* () {
+        const header = request.headers["authorization"]
+        const principal = yield* authenticate(header).pipe(Effect.tapError((e) =>
+          e._tag === "Unauthenticated"
+            ? audit.emit({
+              type: "auth.failure", outcome: "failure", clientIp,
+              data: { auth_method: "jwt", failure_reason: e.reason, endpoint }
+            })
+            : Effect.void
+        ))
+        yield* limits.user(principal.user).pipe(Effect.tapError(() => audit.emit({
+          type: "ratelimit.denied", outcome: "failure", userId: principal.user, clientIp, data: { scope: "user", endpoint }
+        })))
+        return { principal, clientIp, endpoint, token: Redacted.make(bearer(header)) } satisfies Caller as Caller
+      })
+
+    /** The chain without the console gate: an authenticated caller or the error to answer (401, 403 origin, 429). */
+    const identify = Effect.fn("Edge.identify")(function* (request: HttpServerRequest.HttpServerRequest, endpoint: string) {
+      return yield* authenticated(request, endpoint, yield* admit(request, endpoint))
+    })
+
+    /**
+     * For routes where authentication is optional: the caller when a usable token came with the request, none
+     * without a token or with an unusable one. Origin and rate limits still answer their problems.
+     */
+    const identifyOptional = Effect.fn("Edge.identifyOptional")(function* (
+      request: HttpServerRequest.HttpServerRequest,
+      endpoint: string
+    ) {
+      const clientIp = yield* admit(request, endpoint)
+      if (request.headers["authorization"] === undefined) return Option.none<Caller>()
+      return yield* authenticated(request, endpoint, clientIp).pipe(
+        Effect.map(Option.some),
+        Effect.catchTag("Unauthenticated", () => Effect.succeed(Option.none<Caller>()))
+      )
+    })
+
+    /** The console gate's verdict for `principal` (SAR `use` on `console`; a SAR error denies). */
+    const consoleAllowed = (principal: Principal) => sar.check(principal, "console")
+
+    /** The full chain for `endpoint`; succeeds with the caller or fails with the error to answer. */
+    const guard = Effect.fn("Edge.guard")(function* (request: HttpServerRequest.HttpServerRequest, endpoint: string) {
+      const caller = yield* identify(request, endpoint)
+      const { principal, clientIp } = caller
+      if (!(yield* consoleAllowed(principal))) {
         yield* audit.emit({
           type: "auth.access_denied", outcome: "failure", userId: principal.user, clientIp,
           data: { resource: "console", endpoint, groups: principal.groups.join(",") }
         })
         return yield* new Forbidden({ detail: "console access denied: your groups are not granted the console" })
       }
-      const token = /^\s*bearer\s+(.*?)\s*$/i.exec(header ?? "")?.[1] ?? ""
-      return { principal, clientIp, token: Redacted.make(token) } satisfies Caller as Caller
+      return caller
     })
 
     /**
@@ -127,7 +172,7 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
           ? Effect.map(problemResponse(e), HttpServerResponse.setHeader("connection", "close"))
           : problemResponse(e)))
 
-    return { guard, serve, authenticate } as const
+    return { admit, identify, identifyOptional, consoleAllowed, guard, serve, authenticate } as const
   })
 }) {}
 

@@ -54,6 +54,8 @@ export class ToolRegistry extends Effect.Service<ToolRegistry>()("@kubemend/gate
     ])
     const definitions = groups
       .flat()
+      // Document 1's table: 23 tools, 11 session-dependent, so 12 stay when interactive is off (11 without list_alerts);
+      // its prose "12 tools (13 with svc_list_alerts)" is off by one against that table, and the table wins.
       .filter((t) => config.interactiveEnabled || !sessionDependentTools.has(t.name))
       .sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name))
     const byName = new Map(definitions.map((t) => [prefixed(config, t.name), t] as const))

@@ -1,17 +1,19 @@
 /**
  * MCP sessions (`Mcp-Session-Id`), each a web-standard transport of the official SDK plus its own `Server`, bound
  * to the user who opened it: another user's id answers as unknown, and a session id never authenticates (every
- * request runs the edge chain first). At most `maxConcurrentSessions` are open (counting initializations in
- * progress); the next is refused. `DELETE /mcp`, idling past `sessionIdleTimeout` and shutdown close a session.
+ * request runs the edge chain first). Each session, from its initialization on, holds a slot of the gateway-wide
+ * pool (`SessionSlots`, shared with A2A conversations); with none free the `initialize` is refused. `DELETE /mcp`,
+ * idling past `sessionIdleTimeout` and shutdown close a session and free its slot.
  * `mcp.session_init` is audited once per session id, when the SDK assigns it.
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { Clock, Duration, Effect, ExecutionStrategy, Exit, Runtime, Schedule, Scope } from "effect"
 import { randomUUID } from "node:crypto"
-import { SessionLimitReached, SessionNotFound } from "@kubemend/core/Errors"
+import { SessionNotFound } from "@kubemend/core/Errors"
 import { AgentClient, type AgentLink } from "../AgentClient.ts"
 import type { Caller } from "../Edge/Chain.ts"
+import { SessionSlots } from "../Edge/SessionSlots.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
 import { GatewayMetrics } from "../GatewayMetrics.ts"
@@ -32,13 +34,12 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
     const audit = yield* GatewayAudit
     const metrics = yield* GatewayMetrics
     const agents = yield* AgentClient
+    const slots = yield* SessionSlots
     const makeServer = yield* makeServerFactory
     const scope = yield* Effect.scope
     const runtime = yield* Effect.runtime<never>()
     const runFork = Runtime.runFork(runtime)
-    const open = new Map<string, McpSession & { readonly scope: Scope.CloseableScope }>()
-    let pending = 0
-    const limit = config.rateLimit.maxConcurrentSessions
+    const open = new Map<string, McpSession & { readonly scope: Scope.CloseableScope; readonly slot: string }>()
 
     const publish = Effect.suspend(() => metrics.sessionsOpen(open.size))
 
@@ -49,35 +50,33 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
         open.delete(id)
         return Effect.promise(() => s.transport.close().catch(() => undefined)).pipe(
           Effect.zipRight(Scope.close(s.scope, Exit.void)),
+          Effect.zipRight(slots.release(s.slot)),
           Effect.zipRight(publish)
         )
       })
 
     /**
-     * A new session for `caller` (its `initialize` request is next). The slot is reserved now, so concurrent
-     * initializations cannot overshoot the limit; `settle` releases it when the SDK did not start the session.
+     * A new session for `caller` (its `initialize` request is next). The slot is taken now, so concurrent
+     * initializations cannot overshoot the limit; `settle` gives it back when the SDK did not start the session.
      */
     const create = Effect.fn("McpSessions.create")(function* (caller: Caller) {
-      if (open.size + pending >= limit) {
-        return yield* new SessionLimitReached({
-          limit,
-          detail: `at most ${limit} MCP sessions may be open at once; close one (DELETE /mcp) or retry later`
-        })
-      }
-      pending++
+      const slot = `mcp:${randomUUID()}`
+      yield* slots.acquire(slot, "close an MCP session (DELETE /mcp) or retry later")
       const sessionScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
       let id: string | undefined
       let server: Server | undefined
       const link: AgentLink = yield* agents.link((params) => {
         void server?.sendLoggingMessage(params as Parameters<Server["sendLoggingMessage"]>[0]).catch(() => undefined)
-      }).pipe(Scope.extend(sessionScope))
+      }).pipe(
+        Scope.extend(sessionScope),
+        Effect.onError(() => Effect.zipRight(Scope.close(sessionScope, Exit.void), slots.release(slot)))
+      )
       const now = yield* Clock.currentTimeMillis
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (sid) => {
           id = sid
-          pending--
-          open.set(sid, Object.assign(session, { scope: sessionScope }))
+          open.set(sid, Object.assign(session, { scope: sessionScope, slot }))
           runFork(Effect.zipRight(publish, audit.emit({
             type: "mcp.session_init", outcome: "success", userId: caller.principal.user, clientIp: caller.clientIp,
             correlationId: sid, data: { mcp_session_id: sid, protocol_version: "2025-03-26" }
@@ -89,12 +88,14 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
       })
       server = makeServer({ sessionId: () => id, agent: link })
       const session: McpSession = { owner: caller.principal.user, transport, server, busy: 0, lastUsed: now }
-      yield* Effect.promise(() => server!.connect(transport))
       const settle = Effect.suspend(() => {
         if (id !== undefined) return Effect.void
-        pending--
-        return Effect.promise(() => transport.close().catch(() => undefined)).pipe(Effect.zipRight(Scope.close(sessionScope, Exit.void)))
+        return Effect.promise(() => transport.close().catch(() => undefined)).pipe(
+          Effect.zipRight(Scope.close(sessionScope, Exit.void)),
+          Effect.zipRight(slots.release(slot))
+        )
       })
+      yield* Effect.promise(() => server!.connect(transport)).pipe(Effect.onError(() => settle))
       return { session, settle } as const
     })
 
