@@ -172,6 +172,7 @@ const program = Effect.gen(function* () {
     caller: {
       principal: { user: "sre-user", groups: ["kubemend-sre"], issuer: issuer.url, expiresAt: new Date(Date.now() + 3600e3), subject: "sre-user", tokenKind: "jwt" },
       clientIp: "127.0.0.1",
+      endpoint: "/mcp",
       token: Redacted.make("")
     },
     tool: "",
