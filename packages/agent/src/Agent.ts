@@ -13,6 +13,7 @@ import * as Catalog from "./Investigation/Catalog.ts"
 import { Investigator } from "./Investigation/Investigator.ts"
 import { Loop } from "./Investigation/Loop.ts"
 import { Model } from "./Investigation/Model.ts"
+import { Summarizer } from "./Investigation/Summarizer.ts"
 import { Tools } from "./Investigation/Tools.ts"
 import { AgentMetrics } from "./Metrics.ts"
 import { ReadinessChecksLive } from "./Readiness.ts"
@@ -23,7 +24,7 @@ import { InteractiveLive, McpRouteLive } from "./Interactive/Http.ts"
 export const SessionsLive = Sessions.Default.pipe(
   Layer.provideMerge(Investigator.Default),
   Layer.provideMerge(Loop.Default),
-  Layer.provideMerge(Layer.mergeAll(Tools.Default, Model.Default, Alignment.Default)),
+  Layer.provideMerge(Layer.mergeAll(Tools.Default.pipe(Layer.provide(Summarizer.Default)), Model.Default, Alignment.Default)),
   Layer.provideMerge(Catalog.layer)
 )
 

@@ -32,8 +32,13 @@ export interface AgentSettings {
   readonly maxTotalToolCalls: number
   /** Consecutive failures of one tool after which it is refused (CR `safety.anomaly.maxRepeatedFailures`). */
   readonly maxRepeatedFailures: number
-  /** Characters of one tool result given to the model (CR `summarizer.maxToolOutputSize`). */
+  /** UTF-8 bytes of one tool result given to the model; longer output is cut with a marker (CR `summarizer.maxToolOutputSize`). */
   readonly maxToolOutputSize: number
+  /**
+   * Tool output estimated above this many tokens (four characters per token) is summarized by an LLM call before
+   * the model reads it (CR `summarizer.threshold`).
+   */
+  readonly summarizerThreshold: number
   /** Corrections sent for an ambiguous kind without `api_version` before the investigation escalates to a human. */
   readonly ambiguousKindRetries: number
   /** Final answers checked against the workflow's parameter schema before escalating. */
@@ -62,6 +67,11 @@ export interface AgentSettings {
     readonly leaseTTL: Duration.Duration
     /** No action for this long and renewal stops: the lease lapses and the session reads `disconnected`. */
     readonly inactivityTimeout: Duration.Duration
+    /**
+     * How long `start` and `takeover` wait for the opening analysis (its progress streams to the caller meanwhile);
+     * it goes on in the background after that. Below the gateway's 30s tool deadline.
+     */
+    readonly startWait: Duration.Duration
   }
 }
 
@@ -79,6 +89,7 @@ export class AgentConfig extends Context.Tag("@kubemend/agent/AgentConfig")<Agen
     maxTotalToolCalls: 40,
     maxRepeatedFailures: 3,
     maxToolOutputSize: 100_000,
+    summarizerThreshold: 8000,
     ambiguousKindRetries: 2,
     parameterValidationAttempts: 3,
     answerFormatRetries: 2,
@@ -87,7 +98,12 @@ export class AgentConfig extends Context.Tag("@kubemend/agent/AgentConfig")<Agen
     streamBuffer: 256,
     keepaliveInterval: Duration.seconds(15),
     toolPrefix: "svc",
-    interactive: { enabled: false, leaseTTL: Duration.seconds(60), inactivityTimeout: Duration.minutes(30) }
+    interactive: {
+      enabled: false,
+      leaseTTL: Duration.seconds(60),
+      inactivityTimeout: Duration.minutes(30),
+      startWait: Duration.seconds(20)
+    }
   }
 
   /** For tests. */
@@ -120,7 +136,8 @@ const settingsConfig: Config.Config<AgentSettings> = Config.all({
   maxToolCallsPerTool: at(int("maxToolCallsPerTool", d.maxToolCallsPerTool), "anomaly", "safety"),
   maxTotalToolCalls: at(int("maxTotalToolCalls", d.maxTotalToolCalls), "anomaly", "safety"),
   maxRepeatedFailures: at(int("maxRepeatedFailures", d.maxRepeatedFailures), "anomaly", "safety"),
-  maxToolOutputSize: Config.nested(int("maxToolOutputSize", d.maxToolOutputSize, 256), "summarizer"),
+  maxToolOutputSize: Config.nested(int("maxToolOutputSize", d.maxToolOutputSize, 256, 100_000_000), "summarizer"),
+  summarizerThreshold: Config.nested(int("threshold", d.summarizerThreshold, 1, 10_000_000), "summarizer"),
   ambiguousKindRetries: int("ambiguousKindRetries", d.ambiguousKindRetries, 0, 10),
   parameterValidationAttempts: int("parameterValidationAttempts", d.parameterValidationAttempts, 1, 10),
   answerFormatRetries: int("answerFormatRetries", d.answerFormatRetries, 0, 10),
@@ -144,7 +161,8 @@ const settingsConfig: Config.Config<AgentSettings> = Config.all({
     Config.all({
       enabled: bool("enabled", false),
       leaseTTL: dur("leaseTTL", d.interactive.leaseTTL),
-      inactivityTimeout: dur("inactivityTimeout", d.interactive.inactivityTimeout)
+      inactivityTimeout: dur("inactivityTimeout", d.interactive.inactivityTimeout),
+      startWait: dur("startWait", d.interactive.startWait)
     }),
     "interactive"
   )

@@ -219,12 +219,13 @@ export class Sessions extends Effect.Service<Sessions>()("@kubemend/agent/Sessio
     const events = (id: string, afterSeq?: number): Effect.Effect<Stream.Stream<SessionEvent>, SessionNotFound> =>
       Effect.map(find(id), (session) => session.log.subscribe(afterSeq))
 
-    /** The newest session of a remediation that still waits for (or runs) an interactive investigation. */
-    const findOpen = (remediationId: string) =>
+    /** The newest session of a remediation that has not ended (only autonomous ones with `{ interactive: false }`). */
+    const findOpen = (remediationId: string, only: { readonly interactive?: boolean } = {}) =>
       Effect.gen(function* () {
         let best: Session | undefined
         for (const session of (yield* Ref.get(store)).values()) {
           if (session.request.remediation_id !== remediationId) continue
+          if (only.interactive !== undefined && session.interactive !== only.interactive) continue
           if (isTerminal(yield* Ref.get(session.state))) continue
           if (best === undefined || session.createdAt > best.createdAt) best = session
         }

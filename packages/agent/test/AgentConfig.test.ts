@@ -8,7 +8,8 @@ const file = ConfigProvider.fromJson({
   maxTurns: 12,
   safety: { anomaly: { maxToolCallsPerTool: 5 }, sanitization: { credentialScrubEnabled: false } },
   alignmentCheck: { enabled: true, mode: "enforce", timeout: "3s" },
-  session: { ttl: "1h" }
+  session: { ttl: "1h" },
+  summarizer: { threshold: 2000 }
 })
 
 const env = (vars: Record<string, string>) => ConfigProvider.fromMap(new Map(Object.entries(vars)), { pathDelim: "_" })
@@ -25,6 +26,9 @@ describe("AgentConfig", () => {
       assert.deepStrictEqual(c.alignment, { enabled: true, mode: "enforce", timeout: Duration.seconds(3), maxStepTokens: 500 })
       assert.isTrue(Duration.equals(c.sessionTTL, Duration.hours(1)))
       assert.isTrue(Duration.equals(c.investigationTimeout, Duration.minutes(25)))
+      assert.strictEqual(c.summarizerThreshold, 2000)
+      assert.strictEqual(c.maxToolOutputSize, 100_000)
+      assert.isTrue(Duration.equals(c.interactive.startWait, Duration.seconds(20)))
     }).pipe(Effect.provide(AgentConfig.layerConfig), Effect.withConfigProvider(withShortLlmEnv(file, env({})))))
 
   it.effect("LLM_* env vars are short names of AGENT_LLM_*, which win; other env vars are not read", () =>

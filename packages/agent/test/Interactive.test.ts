@@ -1,11 +1,11 @@
 import { assert, layer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Option } from "effect"
 import { K8s } from "@kubemend/core/K8s"
 import { K8sMemory } from "@kubemend/core/K8s/Memory"
 import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
+import { connect, type Result, text } from "./McpClient.ts"
 import { AgentTest, appNs, auditEvents, baseUrl, client, cluster, restartId } from "./support.ts"
 
 const conversation: Script = {
@@ -46,33 +46,6 @@ const seed = [
     status: { phase: "Investigating" }
   }
 ]
-
-type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content: Array<{ type: string; text?: string }> }
-
-/** An MCP SDK client speaking for `user` the way the gateway does (identity headers). */
-const connect = (user: string) =>
-  Effect.acquireRelease(
-    Effect.gen(function* () {
-      const url = yield* baseUrl
-      const mcp = new Client({ name: `test-${user}`, version: "1.0.0" })
-      const transport = new StreamableHTTPClientTransport(new URL(`${url}/api/v1/mcp`), {
-        requestInit: { headers: { "X-Kubemend-User": user, "X-Kubemend-Groups": "sre" } }
-      })
-      yield* Effect.promise(() => mcp.connect(transport))
-      const logs: Array<string> = []
-      mcp.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
-        logs.push(String((n.params.data as { message?: string }).message))
-      })
-      const call = (name: string, args: Record<string, unknown>) =>
-        Effect.promise(() => mcp.callTool({ name, arguments: args }) as Promise<Result>)
-      const investigate = (rr: string, action: string, extra: Record<string, unknown> = {}) =>
-        call("svc_investigate", { rr_id: rr, action, ...extra })
-      return { mcp, call, investigate, logs }
-    }),
-    ({ mcp }) => Effect.promise(() => mcp.close())
-  )
-
-const text = (r: Result) => r.content.map((c) => c.text ?? "").join("")
 
 layer(AgentTest({ scripts: [conversation, existing], seed }), { excludeTestServices: true })("interactive MCP", (it) => {
   it.scoped("start, message, discover, select (creates the RR), complete", () =>

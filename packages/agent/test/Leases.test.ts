@@ -37,7 +37,7 @@ const UnitLive = InteractiveLive.pipe(
   Layer.provideMerge(K8sMemory.layer({ namespace, seed: [orphan] })),
   Layer.provide(Audit.layerRecording),
   Layer.provide(AgentConfig.layer({
-    interactive: { enabled: true, leaseTTL: Duration.seconds(30), inactivityTimeout: Duration.minutes(2) }
+    interactive: { ...AgentConfig.defaults.interactive, enabled: true, leaseTTL: Duration.seconds(30), inactivityTimeout: Duration.minutes(2) }
   })),
   Layer.provide(MetricsLive)
 )

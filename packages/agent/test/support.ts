@@ -1,13 +1,16 @@
 /**
  * The agent on its real HTTP server with fakes behind real protocols where it matters: the scripted LLM server
- * (OpenAI wire, through the real adapter), the in-memory cluster, a fixed workflow catalog, a recording audit sink.
+ * (OpenAI wire, through the real adapter), the in-memory cluster (or the devkit's dev API server over HTTP), a
+ * fixed workflow catalog, a recording audit sink.
  */
 import { HttpApiClient } from "@effect/platform"
 import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Layer } from "effect"
 import { AgentApi } from "@kubemend/core/AgentApi"
 import type { KubeObject } from "@kubemend/core/K8s"
+import * as K8sLive from "@kubemend/core/K8s/Live"
 import { K8sMemory } from "@kubemend/core/K8s/Memory"
+import { DevKube } from "@kubemend/core/devkit/kube/DevKube"
 import * as ScriptedLlm from "@kubemend/core/devkit/ScriptedLlm"
 import type { IncidentRequestEncoded } from "@kubemend/core/domain/Incident"
 import type { RemediationWorkflow } from "@kubemend/core/StorageApi"
@@ -126,13 +129,18 @@ export interface TestOptions {
   readonly seed?: ReadonlyArray<KubeObject>
 }
 
-/** The agent serving on loopback, with handles for assertions (scripted server, memory cluster, audit). */
-export const AgentTest = (options: TestOptions) =>
+/** The devkit's dev API server, seeded, with the agent's K8s layer talking to it over HTTP. */
+const DevKubeCluster = (seed: ReadonlyArray<KubeObject>) =>
+  Layer.unwrapEffect(Effect.map(DevKube, (kube) => K8sLive.layer({ namespace, kubeconfig: kube.kubeConfig() }))).pipe(
+    Layer.provideMerge(Layer.scoped(DevKube, Effect.tap(DevKube.scoped(), (kube) => Effect.sync(() => kube.seed(seed)))))
+  )
+
+const agentOn = <E, R>(cluster: Layer.Layer<R, E>, options: TestOptions) =>
   ServerLive.pipe(
     Layer.provideMerge(StorageTest),
     Layer.provideMerge(AlignmentLlm.fromMain),
     Layer.provideMerge(ScriptedLlm.layerScripted({ scripts: options.scripts })),
-    Layer.provideMerge(K8sMemory.layer({ namespace, seed: options.seed ?? cluster() })),
+    Layer.provideMerge(cluster),
     Layer.provideMerge(Audit.layerRecording),
     Layer.provideMerge(AgentConfig.layer({ interactive: { ...AgentConfig.defaults.interactive, enabled: true }, ...options.config })),
     Layer.provideMerge(ServerConfig.layer()),
@@ -140,6 +148,12 @@ export const AgentTest = (options: TestOptions) =>
     Layer.provideMerge(NodeHttpClient.layerUndici),
     Layer.provideMerge(NodeContext.layer)
   )
+
+/** The agent serving on loopback, with handles for assertions (scripted server, memory cluster, audit). */
+export const AgentTest = (options: TestOptions) => agentOn(K8sMemory.layer({ namespace, seed: options.seed ?? cluster() }), options)
+
+/** The same agent against the dev API server (`DevKube` in context for assertions). */
+export const AgentOnDevKube = (options: TestOptions) => agentOn(DevKubeCluster(options.seed ?? cluster()), options)
 
 export const baseUrl = Effect.map(apiPort, (port) => `http://127.0.0.1:${port}`)
 

@@ -1,14 +1,17 @@
 /**
- * Handlers of the session REST contract: submit, poll, result, cancel, snapshot, and the SSE event stream.
+ * Handlers of the session REST contract: submit, poll, result, cancel, snapshot, and the SSE event stream. A cancel
+ * of a session an interactive investigation holds goes through it, so its lease is released and its AIAnalysis
+ * marked `InteractiveCancelled` as with the MCP `cancel`.
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect, Stream } from "effect"
+import { Effect, Option, Stream } from "effect"
 import { AgentApi } from "@kubemend/core/AgentApi"
 import { Drain } from "@kubemend/core/Drain"
 import type { DomainError } from "@kubemend/core/Errors"
 import type { ConflictProblem, NotFoundProblem, ServiceUnavailableProblem } from "@kubemend/core/Problem"
 import { problemResponse, toProblem } from "@kubemend/core/Wire"
 import { AgentConfig } from "../AgentConfig.ts"
+import { Investigations } from "../Interactive/Investigations.ts"
 import { Sessions } from "../Sessions.ts"
 import type { SessionEvent } from "../Sessions/Session.ts"
 
@@ -23,6 +26,7 @@ export const frame = (e: SessionEvent) =>
 export const IncidentHttpLive = HttpApiBuilder.group(AgentApi, "incident", (handlers) =>
   Effect.gen(function* () {
     const sessions = yield* Sessions
+    const investigations = yield* Investigations
     const config = yield* AgentConfig
     const drain = yield* Drain
     return handlers
@@ -33,7 +37,11 @@ export const IncidentHttpLive = HttpApiBuilder.group(AgentApi, "incident", (hand
         ))
       .handle("sessionStatus", ({ path }) => sessions.status(path.session_id).pipe(Effect.catchAll(asProblem)))
       .handle("sessionResult", ({ path }) => sessions.result(path.session_id).pipe(Effect.catchAll(asProblem)))
-      .handle("cancelSession", ({ path }) => sessions.cancel(path.session_id).pipe(Effect.catchAll(asProblem)))
+      .handle("cancelSession", ({ path }) =>
+        investigations.cancelSession(path.session_id).pipe(
+          Effect.flatMap(Option.match({ onSome: Effect.succeed, onNone: () => sessions.cancel(path.session_id) })),
+          Effect.catchAll(asProblem)
+        ))
       .handle("sessionSnapshot", ({ path }) => sessions.snapshot(path.session_id).pipe(Effect.catchAll(asProblem)))
       .handleRaw("sessionStream", ({ path, request }) =>
         Effect.gen(function* () {

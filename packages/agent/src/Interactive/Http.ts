@@ -1,8 +1,9 @@
 /**
  * `POST /api/v1/mcp`: the interactive MCP server, stateless Streamable HTTP (a fresh low-level `Server` and
  * transport per request, so no MCP session state lives here; the investigation's state is keyed by RR). Progress of
- * a call reaches the client as `notifications/message` (logger `kubemend-interactive`) and, when the client sent a
- * progress token, `notifications/progress`, on the call's SSE response.
+ * a call (the opening analysis of a `start`, a `message` turn) reaches the client as `notifications/message`
+ * (logger `kubemend-interactive`) and, when the client sent a progress token, `notifications/progress`, on the
+ * call's SSE response; the events published before the call answers are delivered before its result.
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
@@ -15,13 +16,15 @@ import {
   ListToolsRequestSchema,
   McpError
 } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Fiber, Layer, Option, Runtime, Stream } from "effect"
+import { Duration, Effect, Fiber, Layer, Option, Runtime, Stream, SubscriptionRef } from "effect"
 import { McpDisabled } from "@kubemend/core/Errors"
 import { problemResponse } from "@kubemend/core/Wire"
 import { AgentConfig, InteractiveAuthConfigLive } from "../AgentConfig.ts"
 import type { SessionEvent } from "../Sessions/Session.ts"
 import { type Caller, Callers } from "./Callers.ts"
+import { Autonomous } from "./Autonomous.ts"
 import { Investigations } from "./Investigations.ts"
+import { Registry } from "./Registry.ts"
 import { SessionLeases } from "./Leases.ts"
 import { dispatch, rrOf, toolSpecs } from "./Tools.ts"
 
@@ -50,11 +53,44 @@ const describe = (e: SessionEvent): string | undefined => {
   }
 }
 
+/** Longest wait, after a call answered, for its last events to go out before the result. */
+const flushWait = Duration.seconds(1)
+
+/**
+ * Runs `effect` while forwarding the RR's session events to `notify`; when it is done, the events published so far
+ * are forwarded (bounded by `flushWait`) before the forwarder stops, so the last progress precedes the result.
+ */
+const withProgress = <A, E>(
+  registry: Registry,
+  rr: string,
+  effect: Effect.Effect<A, E>,
+  notify: (e: SessionEvent) => Effect.Effect<void>
+) =>
+  Effect.scoped(Effect.gen(function* () {
+    // Where the log stood before following: a call that publishes nothing has nothing to flush.
+    const sent = yield* SubscriptionRef.make(yield* registry.position(rr))
+    const events = yield* registry.follow(rr)
+    const forwarding = yield* events.pipe(
+      Stream.runForEach((f) => Effect.zipRight(notify(f.event), SubscriptionRef.set(sent, { sessionId: f.sessionId, seq: f.event.seq }))),
+      Effect.fork
+    )
+    const flush = Effect.gen(function* () {
+      const target = yield* registry.position(rr)
+      if (target === undefined || target.seq === 0) return
+      yield* sent.changes.pipe(
+        Stream.takeUntil((p) => p !== undefined && p.sessionId === target.sessionId && p.seq >= target.seq),
+        Stream.runDrain,
+        Effect.timeoutOption(flushWait)
+      )
+    })
+    return yield* effect.pipe(Effect.ensuring(Effect.zipRight(flush, Fiber.interrupt(forwarding))))
+  }))
+
 const makeHandler = Effect.gen(function* () {
   const config = yield* AgentConfig
   const callers = yield* Callers
-  const investigations = yield* Investigations
-  const call = dispatch(investigations, config.toolPrefix)
+  const registry = yield* Registry
+  const call = dispatch(yield* Investigations, yield* Autonomous, config.toolPrefix)
   const tools = toolSpecs(config.toolPrefix)
 
   const server = (caller: Option.Option<Caller>, runtime: Runtime.Runtime<never>) => {
@@ -77,16 +113,9 @@ const makeHandler = Effect.gen(function* () {
           ]).catch(() => undefined)
         )
       }
-      // Forward the session's events while the call runs, then stop.
-      const forward = Option.flatMap(rrOf(request.params.arguments), investigations.sessionOf).pipe(
-        Option.match({
-          onNone: () => Effect.void,
-          onSome: (session) => session.log.subscribe(Number.MAX_SAFE_INTEGER).pipe(Stream.runForEach(notify))
-        })
-      )
-      const program = Effect.gen(function* () {
-        const forwarding = yield* Effect.fork(forward)
-        return yield* effect.pipe(Effect.ensuring(Fiber.interrupt(forwarding)))
+      const program = Option.match(rrOf(request.params.arguments), {
+        onNone: () => effect,
+        onSome: (rr) => withProgress(registry, rr, effect, notify)
       }).pipe(
         Effect.match({ onSuccess: text, onFailure: (e) => toolError(e.message) }),
         Effect.catchAllDefect((d) => Effect.logError("interactive tool crashed", d).pipe(Effect.as(toolError("internal error")))),
@@ -141,8 +170,9 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
   })
 )
 
-/** The interactive services: leases (orphans reclaimed at start), investigations, callers. */
-export const InteractiveLive = Investigations.Default.pipe(
+/** The interactive services: leases (orphans reclaimed at start), investigations, autonomous starts, callers. */
+export const InteractiveLive = Layer.merge(Investigations.Default, Autonomous.Default).pipe(
+  Layer.provideMerge(Registry.Default),
   Layer.provideMerge(SessionLeases.Default),
   Layer.provideMerge(Callers.layerConfig.pipe(Layer.provide(InteractiveAuthConfigLive)))
 )

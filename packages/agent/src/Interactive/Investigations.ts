@@ -1,8 +1,9 @@
 /**
  * Interactive investigations, one per RR, driven by one user at a time through the MCP tools. The user holds the
  * session's Lease; a second user's takeover moves the lease and abandons (never completes) the first user's
- * investigation; cancel releases the lease and marks the AIAnalysis `InteractiveCancelled`; complete needs a
- * selected workflow and hands the result to the analysis controller through the session.
+ * investigation; cancel (through the tool or the REST API) releases the lease and marks the AIAnalysis
+ * `InteractiveCancelled`; complete needs a selected workflow and hands the result to the analysis controller
+ * through the session.
  */
 import { Cause, Clock, Effect, Exit, Fiber, Option, Ref, type Scope } from "effect"
 import { K8s } from "@kubemend/core/K8s"
@@ -18,6 +19,7 @@ import { Sessions } from "../Sessions.ts"
 import { isTerminal } from "../Sessions/Session.ts"
 import type { Caller } from "./Callers.ts"
 import { SessionLeases } from "./Leases.ts"
+import { Registry } from "./Registry.ts"
 import { closingResponse, type InteractiveSession, markAnalysisCancelled, requestFor, sessionActive, view } from "./State.ts"
 import * as Workflows from "./Workflows.ts"
 import { ToolError } from "./Workflows.ts"
@@ -37,7 +39,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
     const audit = yield* Audit
     const workflows = yield* Workflows.make
     const scope: Scope.Scope = yield* Effect.scope
-    const states = new Map<string, InteractiveSession>()
+    const registry = yield* Registry
 
     const now = Effect.map(Clock.currentTimeMillis, (t) => new Date(t))
     const touch = (st: InteractiveSession) => Effect.flatMap(Clock.currentTimeMillis, (t) => Ref.set(st.lastActivity, t))
@@ -114,11 +116,23 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
           selection: undefined,
           lastReply: undefined
         }
-        states.set(rr, st)
+        yield* registry.put(st)
         yield* keepAlive(st)
-        yield* Effect.forkIn(turn(st, undefined), scope)
-        return st
+        // The opening analysis outlives the call that started it (a client may hang up); the call waits a while.
+        const opening = yield* Effect.forkIn(turn(st, undefined), scope)
+        return { st, opening }
       })
+
+    /** The call's answer: the opening analysis when it ends within `startWait`, else that it goes on. */
+    const answerStart = (st: InteractiveSession, opening: Fiber.Fiber<Reply>, message: string) =>
+      Effect.map(Effect.timeoutOption(Fiber.join(opening), config.interactive.startWait), (r) =>
+        Option.match(r, {
+          onNone: () => view(st, "active", { message: `${message}; the opening analysis continues` }),
+          onSome: (r: Reply) =>
+            view(st, "active", {
+              message: r._tag === "Reply" ? r.text : r._tag === "Failed" ? `${message}; the opening analysis failed: ${r.reason}` : message
+            })
+        }))
 
     /** Stops the current holder's work: its turn is interrupted and its renewal ends. */
     const abandon = (st: InteractiveSession) =>
@@ -139,7 +153,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
     const start = Effect.fn("Investigations.start")(function* (rr: string, who: Caller) {
       const held = yield* acquire(rr, who)
       if (Option.isSome(held)) return sessionActive(rr, held.value)
-      const current = states.get(rr)
+      const current = registry.get(rr)
       if (current !== undefined && !(yield* ended(current)) && current.holder === who.user) {
         yield* touch(current)
         if (!current.connected) yield* keepAlive(current)
@@ -147,33 +161,33 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
       }
       // Anyone else's earlier session here has lapsed (we got its lease): it is abandoned, not completed.
       if (current !== undefined) yield* abandon(current)
-      const st = yield* open(rr, who, current)
+      const { st, opening } = yield* open(rr, who, current)
       yield* record(st, "session.started", "started", who.user, current === undefined ? {} : { previous_holder: current.holder, join_mode: "reclaimed" })
-      return view(st, "active", { message: "investigation started; progress streams on the session" })
+      return yield* answerStart(st, opening, "investigation started")
     })
 
     const takeover = Effect.fn("Investigations.takeover")(function* (rr: string, who: Caller) {
       yield* leases.takeover(rr, who.user).pipe(Effect.mapError((e) => new ToolError({ message: `cluster API unavailable: ${e.message}` })))
-      const current = states.get(rr)
+      const current = registry.get(rr)
       if (current !== undefined && !(yield* ended(current)) && current.holder === who.user) {
         yield* touch(current)
         if (!current.connected) yield* keepAlive(current)
         return view(current, "active", { message: "you already hold this session" })
       }
       if (current !== undefined) yield* abandon(current)
-      const st = yield* open(rr, who, current)
+      const { st, opening } = yield* open(rr, who, current)
       yield* record(st, "session.takeover", "taken_over", who.user, {
         from_user: current?.holder ?? null,
         to_user: who.user,
         abandoned: current !== undefined
       })
-      return view(st, "active", { message: current === undefined ? "investigation started" : `taken over from ${current.holder}` })
+      return yield* answerStart(st, opening, current === undefined ? "investigation started" : `taken over from ${current.holder}`)
     })
 
     /** The session `who` may act on: it exists, has not ended, is held by `who` and its lease is live. */
     const held = (rr: string, who: Caller) =>
       Effect.gen(function* () {
-        const st = states.get(rr)
+        const st = registry.get(rr)
         if (st === undefined) return yield* new ToolError({ message: `no interactive session for ${rr}; use action start` })
         if (yield* ended(st)) return yield* new ToolError({ message: `the interactive session of ${rr} has ended` })
         if (st.holder !== who.user) return yield* new ToolError({ message: `${st.holder} holds this session; use action takeover` })
@@ -193,7 +207,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
     })
 
     const status = Effect.fn("Investigations.status")(function* (rr: string) {
-      const st = states.get(rr)
+      const st = registry.get(rr)
       if (st === undefined) return { rr_id: rr, status: "disconnected", message: "no interactive session on this agent" }
       const s = yield* Ref.get(st.session.state)
       const value = s.status === "completed" ? "completed" : !isTerminal(s) && st.connected ? "active" : "disconnected"
@@ -204,7 +218,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
     })
 
     const reconnect = Effect.fn("Investigations.reconnect")(function* (rr: string, who: Caller) {
-      const st = states.get(rr)
+      const st = registry.get(rr)
       if (st === undefined || (yield* ended(st))) return yield* new ToolError({ message: `no open interactive session for ${rr}; use action start` })
       const taken = yield* acquire(rr, who)
       if (Option.isSome(taken)) return sessionActive(rr, taken.value)
@@ -222,13 +236,31 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
         yield* leases.release(st.rr, holder).pipe(Effect.catchAll((e) => Effect.logWarning("lease release failed", e)))
       })
 
+    /** Stops the session for good, frees its lease and marks its AIAnalysis; false when it had already ended. */
+    const cancelHeld = (st: InteractiveSession, by: string, data: Record<string, unknown> = {}) =>
+      Effect.gen(function* () {
+        yield* close(st)
+        if (!(yield* sessions.finish(st.session, { status: "cancelled", reason: `cancelled by ${by}` }))) return false
+        yield* markAnalysisCancelled(k8s, st.rr, by, yield* now)
+        yield* record(st, "session.cancelled", "cancelled", by, data)
+        return true
+      })
+
     const cancel = Effect.fn("Investigations.cancel")(function* (rr: string, who: Caller) {
       const st = yield* held(rr, who)
-      yield* close(st)
-      yield* sessions.finish(st.session, { status: "cancelled", reason: `cancelled by ${who.user}` })
-      yield* markAnalysisCancelled(k8s, rr, who.user, yield* now)
-      yield* record(st, "session.cancelled", "cancelled", who.user)
+      yield* cancelHeld(st, who.user)
       return view(st, "cancelled", { message: "investigation cancelled; the lease is released" })
+    })
+
+    /**
+     * A REST cancel of a session: when an interactive investigation holds it, the same as its holder's cancel
+     * (`Some`); otherwise `None` and the plain session cancel applies.
+     */
+    const cancelSession = Effect.fn("Investigations.cancelSession")(function* (sessionId: string) {
+      const st = registry.bySession(sessionId)
+      if (st === undefined || (yield* ended(st))) return Option.none<{ session_id: string; status: "cancelled" }>()
+      const done = yield* cancelHeld(st, "an API request", { holder: st.holder, via: "rest" })
+      return done ? Option.some({ session_id: sessionId, status: "cancelled" as const }) : Option.none()
     })
 
     const finishWith = (st: InteractiveSession, who: Caller, outcome: Parameters<typeof closingResponse>[2], status: string) =>
@@ -287,8 +319,6 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
       }
     })
 
-    const sessionOf = (rr: string) => Option.fromNullable(states.get(rr)).pipe(Option.map((st) => st.session))
-
-    return { start, takeover, send, status, reconnect, cancel, complete, completeNoAction, discover, select, sessionOf } as const
+    return { start, takeover, send, status, reconnect, cancel, cancelSession, complete, completeNoAction, discover, select } as const
   })
 }) {}

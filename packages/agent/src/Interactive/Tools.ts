@@ -5,6 +5,7 @@
  */
 import { Effect, JSONSchema, Option, ParseResult, Schema } from "effect"
 import type { Caller } from "./Callers.ts"
+import type { Autonomous } from "./Autonomous.ts"
 import type { Investigations } from "./Investigations.ts"
 import { ToolError } from "./Workflows.ts"
 
@@ -14,7 +15,17 @@ const Name = Schema.String.pipe(Schema.maxLength(253))
 const Text = Schema.String.pipe(Schema.maxLength(10240))
 const actor = { acting_user: opt(Name), acting_user_groups: opt(Schema.Array(Name).pipe(Schema.maxItems(64))) }
 
-export const Actions = ["start", "message", "complete", "cancel", "takeover", "status", "reconnect", "discover_workflows"] as const
+export const Actions = [
+  "start",
+  "message",
+  "complete",
+  "cancel",
+  "takeover",
+  "status",
+  "reconnect",
+  "discover_workflows",
+  "start_autonomous"
+] as const
 
 export const InvestigateInput = Schema.Struct({
   rr_id: RrId,
@@ -59,7 +70,8 @@ export const toolSpecs = (prefix: string): ReadonlyArray<ToolSpec> => [
   {
     name: `${prefix}_investigate`,
     description: "Investigate a remediation request interactively. Actions: start, takeover, message (needs message), " +
-      "complete, cancel, status, reconnect, discover_workflows.",
+      "complete, cancel, status, reconnect, discover_workflows; start_autonomous starts an autonomous investigation " +
+      "of an existing remediation request instead (no session is held; poll its session_id).",
     inputSchema: inputSchema(InvestigateInput)
   },
   {
@@ -98,7 +110,7 @@ export const rrOf = (raw: unknown) => {
   return typeof rr === "string" ? Option.some(rr) : Option.none()
 }
 
-export const dispatch = (investigations: Investigations, prefix: string) =>
+export const dispatch = (investigations: Investigations, autonomous: Autonomous, prefix: string) =>
   (name: string, raw: unknown, caller: Option.Option<Caller>): Effect.Effect<unknown, ToolError> | undefined => {
     switch (name) {
       case `${prefix}_investigate`:
@@ -122,6 +134,8 @@ export const dispatch = (investigations: Investigations, prefix: string) =>
               return yield* investigations.reconnect(a.rr_id, who)
             case "discover_workflows":
               return yield* investigations.discover(a.rr_id, who)
+            case "start_autonomous":
+              return yield* autonomous.start(a.rr_id, who)
           }
         })
       case `${prefix}_select_workflow`:

@@ -77,6 +77,8 @@ export class Loop extends Effect.Service<Loop>()("@kubemend/agent/Loop", {
             id: call.id,
             name: call.name,
             ok: executed.ok,
+            ...(executed.summarized ? { summarized: true } : {}),
+            ...(executed.truncated ? { truncated: true } : {}),
             content: executed.content.length > eventPreview ? `${executed.content.slice(0, eventPreview)}…` : executed.content
           })
           run.messages.push(message.tool(call.id, executed.content, call.name))

@@ -74,18 +74,20 @@ export const neutralizeInjections = (text: string): [string, number] =>
 
 const secretKey = /(password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)$/i
 
+type CleanSettings = Omit<SanitizeSettings, "maxToolOutputSize">
+
 /** Cleans every string of a JSON value (strings are checked before serialisation, so escapes hide nothing). */
-const walk = (value: unknown, settings: SanitizeSettings, counts: { injections: number; credentials: number }, key?: string): unknown => {
+const walk = (value: unknown, settings: CleanSettings, counts: { injections: number; credentials: number }, key?: string): unknown => {
   if (typeof value === "string") {
     if (settings.credentialScrubEnabled && key !== undefined && secretKey.test(key) && value !== "") {
       counts.credentials++
       return CredentialMarker
     }
     const [scrubbed, c] = settings.credentialScrubEnabled ? scrubCredentials(value) : [value, 0]
-    const [clean, i] = settings.injectionPatternsEnabled ? neutralizeInjections(scrubbed) : [scrubbed, 0]
+    const [neutral, i] = settings.injectionPatternsEnabled ? neutralizeInjections(scrubbed) : [scrubbed, 0]
     counts.credentials += c
     counts.injections += i
-    return clean
+    return neutral
   }
   if (Array.isArray(value)) return value.map((v) => walk(v, settings, counts))
   if (typeof value === "object" && value !== null) {
@@ -94,14 +96,31 @@ const walk = (value: unknown, settings: SanitizeSettings, counts: { injections: 
   return value
 }
 
-/** A tool result as the model reads it: cleaned, serialised, capped. */
-export const sanitize = (content: unknown, settings: SanitizeSettings): Sanitized => {
+/** A tool result cleaned and serialised, not yet capped. */
+export const clean = (content: unknown, settings: CleanSettings): Omit<Sanitized, "truncated"> => {
   const counts = { injections: 0, credentials: 0 }
   const cleaned = walk(content, settings, counts)
   const text = typeof cleaned === "string" ? cleaned : JSON.stringify(cleaned)
-  const truncated = text.length > settings.maxToolOutputSize
-  const capped = truncated
-    ? `${text.slice(0, settings.maxToolOutputSize)}\n[truncated: ${text.length - settings.maxToolOutputSize} more characters]`
-    : text
-  return { text: capped, injections: counts.injections, credentials: counts.credentials, truncated }
+  return { text, injections: counts.injections, credentials: counts.credentials }
+}
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+/**
+ * Cuts `text` to `maxBytes` of UTF-8 (the CR's `maxToolOutputSize` is in bytes) and says how much was left out. A
+ * character split by the cut is dropped rather than shown as a replacement character.
+ */
+export const truncate = (text: string, maxBytes: number): { readonly text: string; readonly truncated: boolean } => {
+  const bytes = encoder.encode(text)
+  if (bytes.length <= maxBytes) return { text, truncated: false }
+  const kept = decoder.decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD$/, "")
+  return { text: `${kept}\n[truncated: ${bytes.length - encoder.encode(kept).length} more bytes]`, truncated: true }
+}
+
+/** A tool result as the model reads it: cleaned, serialised, capped. */
+export const sanitize = (content: unknown, settings: SanitizeSettings): Sanitized => {
+  const cleaned = clean(content, settings)
+  const capped = truncate(cleaned.text, settings.maxToolOutputSize)
+  return { ...cleaned, text: capped.text, truncated: capped.truncated }
 }

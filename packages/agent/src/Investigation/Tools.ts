@@ -1,6 +1,8 @@
 /**
  * The investigation's tool set and the guard every call passes: anomaly limits (calls per tool, calls in total,
- * consecutive failures of one tool) and the sanitisation of what the tool returned.
+ * consecutive failures of one tool), then the sanitisation of what the tool returned and the summarizer's size
+ * budget. A call over a per-tool limit is refused and the model told why; a model that asks for tools after the
+ * whole budget is spent (it was told to answer, and offered no tools) is escalated to a human.
  */
 import { Effect } from "effect"
 import type { ToolCall, ToolDefinition } from "@kubemend/core/Llm"
@@ -8,7 +10,8 @@ import { AgentConfig } from "../AgentConfig.ts"
 import * as CatalogTools from "./CatalogTools.ts"
 import * as ClusterTools from "./ClusterTools.ts"
 import { addWarning, type Escalation, type RunState } from "./Run.ts"
-import { sanitize } from "./Safety.ts"
+import { clean } from "./Safety.ts"
+import { Summarizer } from "./Summarizer.ts"
 import type { Tool, ToolResult } from "./ToolKit.ts"
 
 export interface Executed {
@@ -18,11 +21,20 @@ export interface Executed {
   readonly escalate?: Escalation
   readonly injections: number
   readonly credentials: number
+  /** Condensed by the summarizer, or cut at `maxToolOutputSize`. */
+  readonly summarized: boolean
+  readonly truncated: boolean
+}
+
+interface Refusal {
+  readonly reason: string
+  readonly escalate?: Escalation
 }
 
 export class Tools extends Effect.Service<Tools>()("@kubemend/agent/Tools", {
   effect: Effect.gen(function* () {
     const config = yield* AgentConfig
+    const summarizer = yield* Summarizer
     const cluster = yield* ClusterTools.make
     const catalog = yield* CatalogTools.make
     const all: ReadonlyArray<Tool> = [...cluster.tools, ...catalog]
@@ -30,15 +42,23 @@ export class Tools extends Effect.Service<Tools>()("@kubemend/agent/Tools", {
     const definitions: ReadonlyArray<ToolDefinition> = all.map((t) => t.definition)
 
     /** Why a call is refused before it runs, if it is. */
-    const refusal = (run: RunState, name: string): string | undefined => {
+    const refusal = (run: RunState, name: string): Refusal | undefined => {
       if (run.totalToolCalls >= config.maxTotalToolCalls) {
-        return `the tool budget of ${config.maxTotalToolCalls} calls for this investigation is used up; give your final answer now`
+        const reason = `the tool budget of ${config.maxTotalToolCalls} calls for this investigation is used up; give your final answer now`
+        return {
+          reason,
+          escalate: {
+            reason: "investigation_inconclusive",
+            summary: `Anomaly limit: the model kept calling tools (${name}) after the budget of ${config.maxTotalToolCalls} ` +
+              "tool calls was used up; the investigation needs a human."
+          }
+        }
       }
       if ((run.toolCalls.get(name) ?? 0) >= config.maxToolCallsPerTool) {
-        return `${name} reached its limit of ${config.maxToolCallsPerTool} calls in this investigation; use what you have`
+        return { reason: `${name} reached its limit of ${config.maxToolCallsPerTool} calls in this investigation; use what you have` }
       }
       if ((run.consecutiveFailures.get(name) ?? 0) >= config.maxRepeatedFailures) {
-        return `${name} failed ${config.maxRepeatedFailures} times in a row and is disabled for this investigation`
+        return { reason: `${name} failed ${config.maxRepeatedFailures} times in a row and is disabled for this investigation` }
       }
       return undefined
     }
@@ -54,9 +74,9 @@ export class Tools extends Effect.Service<Tools>()("@kubemend/agent/Tools", {
       } else {
         const refused = refusal(run, call.name)
         if (refused !== undefined) {
-          addWarning(run, `anomaly limit: ${refused}`)
-          yield* Effect.logWarning("tool call refused").pipe(Effect.annotateLogs({ tool: call.name, reason: refused }))
-          result = { ok: false, content: { error: refused } }
+          addWarning(run, `anomaly limit: ${refused.reason}`)
+          yield* Effect.logWarning("tool call refused").pipe(Effect.annotateLogs({ tool: call.name, reason: refused.reason }))
+          result = { ok: false, content: { error: refused.reason }, ...(refused.escalate === undefined ? {} : { escalate: refused.escalate }) }
         } else {
           run.totalToolCalls++
           run.toolCalls.set(call.name, (run.toolCalls.get(call.name) ?? 0) + 1)
@@ -64,18 +84,21 @@ export class Tools extends Effect.Service<Tools>()("@kubemend/agent/Tools", {
           run.consecutiveFailures.set(call.name, result.ok ? 0 : (run.consecutiveFailures.get(call.name) ?? 0) + 1)
         }
       }
-      const clean = sanitize(result.content, config)
-      if (clean.injections > 0) {
+      const cleaned = clean(result.content, config)
+      if (cleaned.injections > 0) {
         addWarning(run, `instruction-like text was removed from the output of ${call.name}`)
         yield* Effect.logWarning("possible prompt injection in tool output").pipe(
-          Effect.annotateLogs({ tool: call.name, matches: clean.injections })
+          Effect.annotateLogs({ tool: call.name, matches: cleaned.injections })
         )
       }
+      const fitted = yield* summarizer.fit(run, call.name, cleaned.text)
       return {
         ok: result.ok,
-        content: clean.text,
-        injections: clean.injections,
-        credentials: clean.credentials,
+        content: fitted.text,
+        injections: cleaned.injections,
+        credentials: cleaned.credentials,
+        summarized: fitted.summarized,
+        truncated: fitted.truncated,
         ...(result.escalate === undefined ? {} : { escalate: result.escalate })
       } satisfies Executed as Executed
     })
