@@ -1,15 +1,16 @@
 /**
  * The gateway of the A2A, status-stream and card tests: the bridge's own test infrastructure (dev issuer, dev API
  * server with persona RBAC and demo RRs, fake metrics backend), the routes of this folder mounted through
- * `gatewayListeners`, the scripted LLM server as the loop's model, and a fake investigation agent whose sessions
- * finish after a few status polls (so `svc_investigate` has something to wait for).
+ * `gatewayListeners`, the scripted LLM server as the loop's model and the triage model, and a fake investigation
+ * agent whose sessions finish after a few status polls (so `svc_investigate` has something to wait for). Each
+ * gateway can be shut down on its own (`shutdown`) to test the drain.
  */
 import { HttpServer } from "@effect/platform"
 import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Context, Duration, Effect, Layer, Option, type Scope } from "effect"
+import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -19,8 +20,9 @@ import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Llm, layer as llmLayer } from "@kubemend/core/Llm"
 import { Metrics } from "@kubemend/core/Metrics"
 import { SarConfig } from "@kubemend/core/Sar"
-import { ServerConfig } from "@kubemend/core/Servers"
+import { BoundPorts, ServerConfig } from "@kubemend/core/Servers"
 import { a2aRoutes, a2aServices, A2aConfig, type A2aSettings, TriageConfig, TriageModel } from "../src/A2a/index.ts"
+import type { TriageSettings } from "../src/A2a/Triage.ts"
 import { gatewayListeners, GatewayServices } from "../src/Gateway.ts"
 import { RecordedAudit } from "../src/GatewayAudit.ts"
 import { GatewayConfig, type GatewayOverrides } from "../src/GatewayConfig.ts"
@@ -105,23 +107,29 @@ export const investigatingAgent = (pollsUntilDone: number) =>
 
 export interface TestGateway {
   readonly url: string
+  readonly healthUrl: string
   readonly audit: Context.Tag.Service<RecordedAudit>
   readonly llm: ScriptedLlmServer
   readonly agent: InvestigatingAgent
   readonly context: Context.Context<never>
+  /** Shuts the gateway down as SIGTERM does (drain, then listeners and services close); the test scope would too. */
+  readonly shutdown: Effect.Effect<void>
 }
 
 export interface TestGatewayOptions extends GatewayOverrides {
   readonly scripts?: ReadonlyArray<Script>
   readonly a2a?: Partial<A2aSettings>
   readonly status?: Partial<StatusSettings>
+  readonly triage?: Partial<TriageSettings>
   readonly pollsUntilDone?: number
+  /** Default 1 s. */
+  readonly drainTimeout?: Duration.Duration
 }
 
 export const startTestGateway = (options: TestGatewayOptions = {}): Effect.Effect<TestGateway, never, Infra | Scope.Scope> =>
   Effect.gen(function* () {
     const { issuer, kube, alerts } = yield* Infra
-    const { scripts, a2a, status, pollsUntilDone, ...overrides } = options
+    const { scripts, a2a, status, triage, pollsUntilDone, drainTimeout, ...overrides } = options
     const llm = yield* scriptedLlm({ scripts: scripts ?? [] })
     const agent = yield* investigatingAgent(pollsUntilDone ?? 2)
     const config = GatewayConfig.layer({
@@ -146,17 +154,27 @@ export const startTestGateway = (options: TestGatewayOptions = {}): Effect.Effec
         Metrics.Default,
         model,
         Layer.effect(TriageModel, Effect.map(Llm, Option.some)).pipe(Layer.provide(model)),
-        TriageConfig.layer(),
+        TriageConfig.layer(triage),
         A2aConfig.layer({ keepaliveInterval: Duration.millis(100), investigationPollInterval: Duration.millis(20), ...a2a }),
         StatusConfig.layer(status)
       )),
       Layer.provideMerge(K8sLive.layer({ namespace, kubeconfig: kube.kubeConfig(), watchBackoffBase: "10 millis" })),
-      Layer.provideMerge(Layer.mergeAll(config, ServerConfig.layer({ drainTimeout: Duration.seconds(1) })))
+      Layer.provideMerge(Layer.mergeAll(config, ServerConfig.layer({ drainTimeout: drainTimeout ?? Duration.seconds(1) })))
     )
-    const ctx = yield* Layer.build(layer).pipe(Effect.orDie)
+    // Its own scope inside the test's, so a test can shut it down while the rest of the infrastructure runs.
+    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const ctx = yield* Layer.buildWithScope(layer, scope).pipe(Effect.orDie)
     const address = Context.get(ctx, HttpServer.HttpServer).address
     const port = address._tag === "TcpAddress" ? address.port : 0
-    return { url: `http://127.0.0.1:${port}`, audit: Context.get(ctx, RecordedAudit), llm, agent, context: ctx as Context.Context<never> }
+    return {
+      url: `http://127.0.0.1:${port}`,
+      healthUrl: `http://127.0.0.1:${Context.get(ctx, BoundPorts).health}`,
+      audit: Context.get(ctx, RecordedAudit),
+      llm,
+      agent,
+      context: ctx as Context.Context<never>,
+      shutdown: Scope.close(scope, Exit.void)
+    }
   })
 
 /** A fetch that sends the bearer token (what the SDK clients get as `fetchImpl`). */

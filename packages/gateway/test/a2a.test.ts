@@ -6,12 +6,11 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { randomUUID } from "node:crypto"
-import { type AgentCard, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk"
-import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
+import { TaskState } from "@a2a-js/sdk"
 import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
 import { demoAlerts } from "@kubemend/core/devkit/Alerts"
-import { Infra, InfraLive, startTestGateway, type TestGateway, token, withToken } from "./a2a-support.ts"
+import { clientFor, request, send, statusUpdates, stream, textOf, toolReply } from "./a2a-sdk.ts"
+import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
 
 const scripts: ReadonlyArray<Script> = [
   { name: "list", match: "list remediations", turns: [
@@ -43,68 +42,6 @@ const scripts: ReadonlyArray<Script> = [
   { name: "triage-queue", match: "QueueBacklog", turns: [{ json: { severity: "warning", confidence: 0.4, reason: "unsure" } }] },
   { name: "default", turns: [{ text: "Hello." }] }
 ]
-
-type Mode = "1.0" | "0.3"
-
-/** A client of the official SDK; `methods` records the JSON-RPC methods it sent. */
-const clientFor = (gw: TestGateway, bearer: string, mode: Mode) =>
-  Effect.promise(async () => {
-    const methods: Array<string> = []
-    const authed = withToken(bearer)
-    const fetchImpl: typeof fetch = (input, init) => {
-      if (typeof init?.body === "string") methods.push(JSON.parse(init.body).method)
-      return authed(input, init)
-    }
-    const legacyCompat = { enabled: mode === "0.3" }
-    const cardResolver = new DefaultAgentCardResolver({ fetchImpl: authed, legacyCompat })
-    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat })],
-      cardResolver
-    }))
-    if (mode === "1.0") return { client: await factory.createFromUrl(gw.url), methods }
-    // An A2A 0.3 client reads only the card's 0.3 fields (`url`, `protocolVersion`, `preferredTransport`).
-    const { supportedInterfaces: _, ...card } = await (await authed(`${gw.url}/.well-known/agent-card.json`)).json()
-    return { client: await factory.createFromAgentCard(card as AgentCard), methods }
-  })
-
-const userMessage = (text: string, contextId = "") => ({
-  messageId: randomUUID(),
-  contextId,
-  taskId: "",
-  role: Role.ROLE_USER,
-  parts: [{ content: { $case: "text" as const, value: text }, metadata: undefined, filename: "", mediaType: "" }],
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: []
-})
-
-const request = (text: string, options: { contextId?: string; returnImmediately?: boolean } = {}) => ({
-  tenant: "",
-  message: userMessage(text, options.contextId),
-  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: options.returnImmediately ?? false },
-  metadata: undefined
-})
-
-const send = (client: Client, text: string, options: { contextId?: string; returnImmediately?: boolean } = {}) =>
-  Effect.promise(async () => (await client.sendMessage(request(text, options))) as Task)
-
-const stream = (client: Client, text: string) =>
-  Effect.promise(async () => {
-    const events: Array<StreamResponse> = []
-    for await (const e of client.sendMessageStream(request(text))) events.push(e)
-    return events
-  })
-
-const textOf = (task: Task) => task.status?.message?.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("") ?? ""
-
-const statusUpdates = (events: ReadonlyArray<StreamResponse>) =>
-  events.flatMap((e) => (e.payload?.$case === "statusUpdate" ? [e.payload.value] : []))
-
-/** The tool message the model got back for its first tool call (second LLM request of the conversation). */
-const toolReply = (gw: TestGateway, userText: string) => {
-  const req = gw.llm.requests.find((r) => r.body?.messages?.some((m: any) => m.role === "tool") && r.body.messages.find((m: any) => m.role === "user")?.content.includes(userText))
-  return String(req?.body.messages.find((m: any) => m.role === "tool")?.content ?? "")
-}
 
 const rpc = (gw: TestGateway, bearer: string, body: unknown, path = "/a2a/invoke") =>
   Effect.promise(async () => {
@@ -173,38 +110,47 @@ layer(InfraLive, { excludeTestServices: true })("A2A agent", (it) => {
   it.scoped("svc_approve is absent; a tool the caller's SAR denies answers permission denied inside the loop", () =>
     Effect.gen(function* () {
       const gw = yield* startTestGateway({ scripts })
-      const { client } = yield* clientFor(gw, yield* token("remediation-approver"), "1.0")
-      const refused = yield* send(client, "approve it now")
-      assert.strictEqual(refused.status?.state, TaskState.TASK_STATE_COMPLETED)
-      assert.match(toolReply(gw, "approve it now"), /unknown tool svc_approve/)
-      const offered = (gw.llm.requests[0]?.body.tools ?? []).map((t: any) => t.function.name)
-      for (const absent of ["svc_approve", "svc_complete_no_action", "svc_list_workflows"]) assert.notInclude(offered, absent)
-      assert.includeMembers(offered, ["svc_list_remediations", "cluster_get", "svc_remediate", "svc_check_existing_remediation", "cluster_list_events", "list_alerts", "svc_investigate_alert"])
+      for (const mode of ["1.0", "0.3"] as const) {
+        const { client } = yield* clientFor(gw, yield* token("remediation-approver"), mode)
+        const refused = yield* send(client, `approve it now (${mode})`)
+        assert.strictEqual(refused.status?.state, TaskState.TASK_STATE_COMPLETED, mode)
+        assert.match(toolReply(gw, `approve it now (${mode})`), /unknown tool svc_approve/)
+        const offered = (gw.llm.requests.at(-1)?.body.tools ?? []).map((t: any) => t.function.name)
+        for (const absent of ["svc_approve", "svc_complete_no_action", "svc_list_workflows"]) assert.notInclude(offered, absent)
+        assert.includeMembers(offered, ["svc_list_remediations", "cluster_get", "svc_remediate", "svc_check_existing_remediation", "cluster_list_events", "list_alerts", "svc_investigate_alert"])
 
-      const obs = yield* clientFor(gw, yield* token("observability"), "0.3")
-      const denied = yield* send(obs.client, "cancel the cache remediation")
-      assert.strictEqual(denied.status?.state, TaskState.TASK_STATE_COMPLETED)
-      assert.strictEqual(textOf(denied), "You may not cancel it.")
-      assert.match(toolReply(gw, "cancel the cache remediation"), /permission denied: role lacks access to svc_cancel_remediation/)
+        const obs = yield* clientFor(gw, yield* token("observability"), mode)
+        const denied = yield* send(obs.client, `cancel the cache remediation (${mode})`)
+        assert.strictEqual(denied.status?.state, TaskState.TASK_STATE_COMPLETED, mode)
+        assert.strictEqual(textOf(denied), "You may not cancel it.")
+        assert.match(toolReply(gw, `cancel the cache remediation (${mode})`), /permission denied: role lacks access to svc_cancel_remediation/)
+      }
       const audit = yield* gw.audit.entries
-      assert.isTrue(audit.some((e) => e.type === "tool.executed" && e.data.tool_name === "svc_cancel_remediation" && e.data.tool_outcome === "denied"))
+      const deniedCalls = audit.filter((e) => e.type === "tool.executed" && e.data.tool_name === "svc_cancel_remediation" && e.data.tool_outcome === "denied")
+      assert.strictEqual(deniedCalls.length, 2)
     }))
 
   it.scoped("svc_investigate blocks until the investigation finishes and returns its RCA", () =>
     Effect.gen(function* () {
-      const gw = yield* startTestGateway({ scripts, pollsUntilDone: 3 })
-      const { client } = yield* clientFor(gw, yield* token("sre"), "1.0")
-      const events = yield* stream(client, "why is checkout crashing?")
-      const updates = statusUpdates(events)
-      assert.strictEqual(updates.at(-1)?.status?.state, TaskState.TASK_STATE_COMPLETED)
-      assert.isTrue(updates.some((u) => u.metadata?.type === "investigation"))
-      const reply = JSON.parse(toolReply(gw, "why is checkout crashing?"))
-      assert.deepInclude(reply, { rr_id: "rr-checkout-crash", status: "completed", summary: "RCA for rr-checkout-crash: the memory limit is too low" })
-      const actions = gw.agent.calls.map((c) => c.args.action)
-      assert.deepStrictEqual(actions, ["start", "status", "status", "status"])
-      const types = (yield* gw.audit.entries).map((e) => e.type)
-      assert.includeMembers(types, ["ka.delegated", "ka.result_received", "session.completed", "triage.completed"])
-      assert.isTrue((yield* gw.audit.entries).some((e) => e.type === "triage.completed" && e.data.triage_outcome === "rr_created"))
+      for (const mode of ["1.0", "0.3"] as const) {
+        const gw = yield* startTestGateway({ scripts, pollsUntilDone: 3 })
+        const { client } = yield* clientFor(gw, yield* token("sre"), mode)
+        const events = yield* stream(client, "why is checkout crashing?")
+        const updates = statusUpdates(events)
+        assert.strictEqual(updates.at(-1)?.status?.state, TaskState.TASK_STATE_COMPLETED, mode)
+        assert.isTrue(updates.some((u) => u.metadata?.type === "investigation"))
+        const reply = JSON.parse(toolReply(gw, "why is checkout crashing?"))
+        assert.deepInclude(reply, { rr_id: "rr-checkout-crash", status: "completed", summary: "RCA for rr-checkout-crash: the memory limit is too low" })
+        // The tool call only answered after the third status poll found the investigation finished.
+        const actions = gw.agent.calls.map((c) => c.args.action)
+        assert.deepStrictEqual(actions, ["start", "status", "status", "status"])
+        const entries = yield* gw.audit.entries
+        assert.includeMembers(entries.map((e) => e.type), ["triage.started", "ka.delegated", "ka.result_received", "session.completed", "triage.completed"])
+        const completed = entries.find((e) => e.type === "session.completed")!
+        assert.deepInclude(completed.data, { rr_id: "rr-checkout-crash", terminal_phase: "completed", join_mode: "a2a" })
+        assert.isAtLeast(completed.data.duration_ms as number, 0)
+        assert.isTrue(entries.some((e) => e.type === "triage.completed" && e.data.triage_outcome === "rr_created"))
+      }
     }))
 
   it.scoped("cancel a running task; get and cancel errors", () =>

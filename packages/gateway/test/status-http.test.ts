@@ -5,61 +5,8 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
-import { Infra, InfraLive, namespace, parseSse, startTestGateway, token } from "./a2a-support.ts"
-
-const rr = (name: string, status: Record<string, unknown>) => ({
-  apiVersion: "kubemend.io/v1alpha1",
-  kind: "RemediationRequest",
-  metadata: { name, namespace },
-  spec: {
-    signalName: "KubePodCrashLooping",
-    signalFingerprint: "b".repeat(64),
-    targetResource: { apiVersion: "apps/v1", kind: "Deployment", name: "checkout", namespace: "demo" }
-  },
-  status
-})
-
-const subscribeBody = (rrId: unknown, method = "status/subscribe") => JSON.stringify({ jsonrpc: "2.0", id: 7, method, params: { rr_id: rrId } })
-
-/** An open status stream whose frames accumulate as they arrive. */
-const open = (url: string, bearer: string, body: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const controller = new AbortController()
-      const res = await fetch(`${url}/a2a/status`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" },
-        body,
-        signal: controller.signal
-      })
-      let text = ""
-      let ended = false
-      const decoder = new TextDecoder()
-      const reading = (async () => {
-        const reader = res.body!.getReader()
-        for (;;) {
-          const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }))
-          if (done) break
-          text += decoder.decode(value, { stream: true })
-        }
-        ended = true
-      })()
-      const frames = () => parseSse(text)
-      const until = async (ok: (f: ReturnType<typeof frames>) => boolean, ms = 5000) => {
-        const deadline = Date.now() + ms
-        while (!ok(frames())) {
-          if (Date.now() > deadline) throw new Error(`timed out; frames so far: ${text}`)
-          await new Promise((r) => setTimeout(r, 10))
-        }
-        return frames()
-      }
-      return { res, frames, until, ended: () => ended, reading, abort: () => controller.abort() }
-    }),
-    (s) => Effect.sync(() => s.abort())
-  )
-
-const updates = (frames: ReturnType<typeof parseSse>) =>
-  frames.filter((f) => "event" in f && f.event === "status/update").map((f) => ("data" in f ? f.data.params : undefined))
+import { Infra, InfraLive, startTestGateway, token } from "./a2a-support.ts"
+import { open, rr, subscribeBody, updates } from "./status-support.ts"
 
 layer(InfraLive, { excludeTestServices: true })("status stream over HTTP", (it) => {
   it.scoped("first event, pushed transitions, a resumed watch, final on terminal", () =>
@@ -98,9 +45,11 @@ layer(InfraLive, { excludeTestServices: true })("status stream over HTTP", (it) 
       const { kube, issuer } = yield* Infra
       kube.put(rr("rr-status-expiry", { overallPhase: "Analyzing" }))
       const gw = yield* startTestGateway({ status: { keepaliveInterval: Duration.millis(50) } })
-      const shortLived = yield* issuer.persona("sre", { exp: Math.floor(Date.now() / 1000) + 6 })
+      // `exp` has second precision: +8 puts the closing notice 2-3 s out, past the first keepalives however the
+      // current second is split (with +6 it could fall due before the stream even opened).
+      const shortLived = yield* issuer.persona("sre", { exp: Math.floor(Date.now() / 1000) + 8 })
       const s = yield* open(gw.url, shortLived, subscribeBody("rr-status-expiry"))
-      const frames = yield* Effect.promise(() => s.until((f) => f.some((x) => "event" in x && x.event === "status/closing"), 4000))
+      const frames = yield* Effect.promise(() => s.until((f) => f.some((x) => "event" in x && x.event === "status/closing"), 8000))
       yield* Effect.promise(() => s.reading)
       assert.isTrue(frames.some((f) => "comment" in f && f.comment === "keepalive"))
       assert.deepStrictEqual(frames.at(-1), {

@@ -41,13 +41,17 @@ const recordingSink = (stalled = false) => {
   let text = ""
   let pending = 0
   let destroyed = false
+  let connectionClosed = false
   const closed = Effect.runSync(Deferred.make<void>())
   const sink: Sink = {
     write: (bytes) => {
       if (stalled) pending += bytes.length
       text += decoder.decode(bytes)
     },
-    end: () => void Effect.runSync(Deferred.succeed(closed, undefined)),
+    end: (closeConnection) => {
+      connectionClosed = closeConnection === true
+      Effect.runSync(Deferred.succeed(closed, undefined))
+    },
     pending: () => pending,
     destroy: () => {
       destroyed = true
@@ -55,16 +59,25 @@ const recordingSink = (stalled = false) => {
     },
     onClose: (f) => void Effect.runFork(Effect.zipRight(Deferred.await(closed), Effect.sync(f)))
   }
-  return { sink, frames: Effect.map(Deferred.await(closed), () => parseFrames(text)), destroyed: () => destroyed }
+  return {
+    sink,
+    frames: Effect.map(Deferred.await(closed), () => parseFrames(text)),
+    destroyed: () => destroyed,
+    /** Whether the stream was ended together with its connection. */
+    connectionClosed: () => connectionClosed
+  }
 }
 
-const subscribeAndCollect = (rrId: string, expiresAt = inAnHour(0)) =>
+const subscribeRecording = (rrId: string, expiresAt = inAnHour(0)) =>
   Effect.gen(function* () {
     const hub = yield* StatusHub
     const recording = recordingSink()
     yield* hub.subscribe(rrId, { current: yield* current(rrId), expiresAt, sink: recording.sink, draining: yield* draining })
-    return yield* Effect.fork(recording.frames)
+    return recording
   })
+
+const subscribeAndCollect = (rrId: string, expiresAt = inAnHour(0)) =>
+  Effect.flatMap(subscribeRecording(rrId, expiresAt), (recording) => Effect.fork(recording.frames))
 
 const layer = (overrides: Partial<StatusSettings> = {}) =>
   StatusHub.Default.pipe(
@@ -117,10 +130,12 @@ describe("status hub", () => {
       assert.strictEqual(yield* hub.watched, 0)
     }).pipe(Effect.provide(layer())))
 
-  it.scoped("a terminal RR answers one final event and ends", () =>
+  it.scoped("a terminal RR answers one final event and ends; the connection stays for reuse", () =>
     Effect.gen(function* () {
-      const got = yield* Fiber.join(yield* subscribeAndCollect("rr-2"))
+      const recording = yield* subscribeRecording("rr-2")
+      const got = yield* recording.frames
       assert.deepStrictEqual(got.map((f) => [f.data?.params.phase, f.data?.params.final]), [["Completed", true]])
+      assert.isFalse(recording.connectionClosed())
     }).pipe(Effect.provide(layer())))
 
   it.scoped("keepalive comments every interval, then status/closing before the token expires", () =>
@@ -141,22 +156,23 @@ describe("status hub", () => {
       ])
     }).pipe(Effect.provide(layer())))
 
-  it.scoped("drain sends status/closing to every open stream", () =>
+  it.scoped("drain sends status/closing to every open stream and closes its connection", () =>
     Effect.gen(function* () {
       const hub = yield* StatusHub
       const drain = yield* Drain
-      const a = yield* subscribeAndCollect("rr-1")
-      const b = yield* subscribeAndCollect("rr-1")
+      const a = yield* subscribeRecording("rr-1")
+      const b = yield* subscribeRecording("rr-1")
       yield* settle
       assert.strictEqual(yield* hub.size, 2)
       assert.strictEqual(yield* hub.watched, 1)
       yield* Deferred.succeed(drain.started, undefined)
-      for (const f of [a, b]) {
-        const got = yield* Fiber.join(f)
+      for (const r of [a, b]) {
+        const got = yield* r.frames
         assert.deepStrictEqual(got.at(-1), {
           event: "status/closing",
           data: { jsonrpc: "2.0", method: "status/closing", params: { reason: "shutdown", reconnect: true } }
         })
+        assert.isTrue(r.connectionClosed())
       }
     }).pipe(Effect.provide(layer())))
 

@@ -2,9 +2,10 @@
  * Runs A2A tasks: admits a message (LLM capacity, the caller's conversation), creates its task and runs the agent
  * loop in the background, bounded by `taskTimeout`. Agent failures end the task in state `failed`, never as a
  * JSON-RPC error. Audit: `a2a.task_started`, `triage.started`, then `a2a.task_completed` + `triage.completed`
- * or `a2a.task_failed`.
+ * or `a2a.task_failed`. A running task is in-flight work for the gateway's drain: once draining starts it has
+ * `grace` to finish, then it fails as stopped by the shutdown, so its stream or blocking request ends in time.
  */
-import { Cause, Deferred, Duration, Effect, FiberSet, Queue, Stream } from "effect"
+import { Cause, Deferred, Duration, Effect, Either, FiberSet, Queue, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { LlmCapacityExhausted } from "@kubemend/core/Errors"
 import { Llm } from "@kubemend/core/Llm"
@@ -37,6 +38,25 @@ const notificationText = (params: unknown): string => {
   if (typeof data === "string") return data
   const d = (typeof data === "object" && data !== null ? data : {}) as Record<string, unknown>
   return typeof d.message === "string" ? d.message : typeof d.text === "string" ? d.text : JSON.stringify(data)
+}
+
+/**
+ * The gateway's drain as a task sees it. The listener's Drain is built after this service, so it comes with each
+ * request (as the status hub gets it).
+ */
+export interface Shutdown {
+  /** Completed when the gateway starts draining. */
+  readonly started: Deferred.Deferred<void>
+  /** Counts `effect` as in-flight work the drain waits for. */
+  readonly track: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** How long a running task may still take once draining starts. */
+  readonly grace: Duration.Duration
+}
+
+/** The part of the drain time a task may use; the rest sends its final event and closes the connection. */
+export const graceOf = (drainTimeout: Duration.Duration): Duration.Duration => {
+  const total = Duration.toMillis(drainTimeout)
+  return Duration.millis(total - Math.min(1000, total / 5))
 }
 
 /** How long a started task waits for its request to subscribe before running anyway. */
@@ -81,7 +101,7 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
         }, llm, config)
       }))
 
-    const run = (task: Task, caller: Caller, text: string, method: string, gate: Deferred.Deferred<void>) =>
+    const run = (task: Task, caller: Caller, text: string, method: string, gate: Deferred.Deferred<void>, shutdown: Shutdown) =>
       Effect.gen(function* () {
         yield* Deferred.await(gate).pipe(Effect.timeout(gateTimeout), Effect.ignore)
         const who = { userId: caller.principal.user, clientIp: caller.clientIp, correlationId: task.id }
@@ -90,9 +110,16 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
           ...who, type: "triage.started", outcome: "success",
           data: { persona: personaOf(caller.principal.groups), task_id: task.id, session_id: task.contextId }
         })
-        const outcome = yield* work(task, caller, text).pipe(
-          Effect.timeoutFail({ duration: config.taskTimeout, onTimeout: () => "timeout" as const }),
-          Effect.either
+        const stopped = Deferred.await(shutdown.started).pipe(
+          Effect.zipRight(Effect.sleep(shutdown.grace)),
+          Effect.as(Either.left("shutdown" as const))
+        )
+        const outcome = yield* Effect.race(
+          work(task, caller, text).pipe(
+            Effect.timeoutFail({ duration: config.taskTimeout, onTimeout: () => "timeout" as const }),
+            Effect.either
+          ),
+          stopped
         )
         if (outcome._tag === "Right") {
           const { rrIds } = outcome.right
@@ -111,6 +138,11 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
           return
         }
         const e = outcome.left
+        if (e === "shutdown") {
+          yield* task.finish("failed", "The task was stopped because the gateway is shutting down; send it again.", "status")
+          yield* audit.emit({ ...who, type: "a2a.task_failed", outcome: "failure", data: { task_id: task.id, error: "gateway shutting down" } })
+          return
+        }
         const error = e === "timeout"
           ? `the task did not finish within ${Duration.format(config.taskTimeout)}`
           : e instanceof TurnLimitReached
@@ -133,7 +165,7 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
      * Admits the message and starts its task; the loop begins once `go` runs (after a streaming request has
      * subscribed) or after a short grace period.
      */
-    const start = Effect.fn("A2aAgent.start")(function* (caller: Caller, incoming: IncomingMessage, method: string) {
+    const start = Effect.fn("A2aAgent.start")(function* (caller: Caller, incoming: IncomingMessage, method: string, shutdown: Shutdown) {
       if (running >= config.llmConcurrency) {
         return yield* new LlmCapacityExhausted({ detail: "all agent slots are busy, retry shortly" })
       }
@@ -148,7 +180,7 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
         ...(incoming.metadata === undefined ? {} : { metadata: incoming.metadata })
       }).pipe(Effect.onError(() => Effect.sync(() => void running--)))
       const gate = yield* Deferred.make<void>()
-      const fiber = yield* FiberSet.run(fibers, run(task, caller, incoming.text, method, gate))
+      const fiber = yield* FiberSet.run(fibers, shutdown.track(run(task, caller, incoming.text, method, gate, shutdown)))
       yield* task.attach(fiber)
       return { task, go: Deferred.succeed(gate, undefined).pipe(Effect.asVoid) }
     })

@@ -5,13 +5,15 @@
  */
 import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Stream } from "effect"
+import { Drain } from "@kubemend/core/Drain"
 import { type DomainError, InvalidRequest, MethodNotFound } from "@kubemend/core/Errors"
 import * as JsonRpc from "@kubemend/core/JsonRpc"
+import { ServerConfig } from "@kubemend/core/Servers"
 import { toJsonRpcError } from "@kubemend/core/Wire"
 import { readBody } from "../Edge/Body.ts"
 import { type Caller, Edge } from "../Edge/Chain.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
-import { A2aAgent } from "./Agent.ts"
+import { A2aAgent, graceOf, type Shutdown } from "./Agent.ts"
 import { a2aErrorObject, PushNotificationNotSupported, UnsupportedOperation } from "./Errors.ts"
 import type { TaskEvent, TaskView } from "./Model.ts"
 import * as Protocol from "./Protocol.ts"
@@ -35,6 +37,13 @@ const sse = (id: JsonRpc.JsonRpcId, results: Stream.Stream<unknown>) =>
 const taskStream = (v: Protocol.Version, snapshot: TaskView, events: Stream.Stream<TaskEvent>) =>
   Stream.concat(Stream.make(Protocol.streamTask(v, snapshot)), Stream.map(events, (e) => Protocol.streamEvent(v, e)))
 
+/** The drain as tasks see it (see `Shutdown`). */
+const shutdownOf = Effect.gen(function* () {
+  const drain = yield* Drain
+  const { drainTimeout } = yield* ServerConfig
+  return { started: drain.started, track: drain.track, grace: graceOf(drainTimeout) } satisfies Shutdown
+})
+
 /** One decoded request, answered. */
 const dispatch = (caller: Caller, request: JsonRpc.JsonRpcRequest) =>
   Effect.gen(function* () {
@@ -47,7 +56,7 @@ const dispatch = (caller: Caller, request: JsonRpc.JsonRpcRequest) =>
       case "send": {
         const agent = yield* A2aAgent
         const { message, options } = yield* Protocol.decodeSend(v, request.params)
-        const { task, go } = yield* agent.start(caller, message, request.method)
+        const { task, go } = yield* agent.start(caller, message, request.method, yield* shutdownOf)
         yield* go
         if (!options.returnImmediately) yield* task.done
         return json(JsonRpc.success(id, Protocol.sendResult(v, yield* task.view, options.historyLength)))
@@ -55,7 +64,7 @@ const dispatch = (caller: Caller, request: JsonRpc.JsonRpcRequest) =>
       case "stream": {
         const agent = yield* A2aAgent
         const { message } = yield* Protocol.decodeSend(v, request.params)
-        const { task, go } = yield* agent.start(caller, message, request.method)
+        const { task, go } = yield* agent.start(caller, message, request.method, yield* shutdownOf)
         // Subscribed before the loop starts, so the stream misses nothing.
         const events = Stream.unwrapScoped(Effect.gen(function* () {
           const sub = yield* task.subscribe

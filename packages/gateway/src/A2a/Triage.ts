@@ -3,7 +3,8 @@
  * first a rule tier (common spellings such as `error` or `minor`), then, when a triage model is configured, a
  * dedicated LLM (`severityTriage.llm`, providers `vertex_ai`, `gemini`, `anthropic`). Answers below
  * `llmConfidence` (0.7) keep `unknown`; answers are cached for `cacheTTLSeconds` (30). Model classifications are
- * audited as `severity_triage.completed` / `severity_triage.failed`.
+ * audited as `severity_triage.completed` / `severity_triage.failed`. One classifier serves `svc_list_alerts` on
+ * the bridge, and through it the A2A agent's alert tools, so both see the same severities.
  */
 import { Clock, Config, Context, ConfigError, Duration, Effect, Either, Layer, Option } from "effect"
 import { NodeHttpClient } from "@effect/platform-node"
@@ -21,11 +22,21 @@ export interface TriageSettings {
   readonly timeout: Duration.Duration
 }
 
-/** The triage model, when one is configured. */
-export class TriageModel extends Context.Tag("@kubemend/gateway/TriageModel")<TriageModel, Option.Option<LlmService>>() {}
+const defaults: TriageSettings = { cacheTTL: Duration.seconds(30), llmConfidence: 0.7, timeout: Duration.seconds(20) }
 
-export class TriageConfig extends Context.Tag("@kubemend/gateway/TriageConfig")<TriageConfig, TriageSettings>() {
-  static readonly defaults: TriageSettings = { cacheTTL: Duration.seconds(30), llmConfidence: 0.7, timeout: Duration.seconds(20) }
+/**
+ * The triage model, when one is configured. A reference (default: none, the rule tier only) because the tool
+ * registry reads it and gateways built without the A2A config (the bridge's own tests) have none.
+ */
+export class TriageModel extends Context.Reference<TriageModel>()("@kubemend/gateway/TriageModel", {
+  defaultValue: (): Option.Option<LlmService> => Option.none()
+}) {}
+
+/** Triage tunables; a reference with the defaults for the same reason as `TriageModel`. */
+export class TriageConfig extends Context.Reference<TriageConfig>()("@kubemend/gateway/TriageConfig", {
+  defaultValue: (): TriageSettings => defaults
+}) {
+  static readonly defaults: TriageSettings = defaults
   static readonly layer = (overrides: Partial<TriageSettings> = {}) =>
     Layer.succeed(TriageConfig, { ...TriageConfig.defaults, ...overrides })
   static readonly layerConfig = Layer.effect(
@@ -90,58 +101,67 @@ const parseAnswer = (text: string): { severity: Severity; confidence: number } |
   }
 }
 
-export class SeverityTriage extends Effect.Service<SeverityTriage>()("@kubemend/gateway/SeverityTriage", {
-  effect: Effect.gen(function* () {
-    const model = yield* TriageModel
-    const config = yield* TriageConfig
-    const audit = yield* GatewayAudit
-    const cache = new Map<string, { readonly triaged: Triaged; readonly expiresAt: number }>()
-    const maxEntries = 10_000
+/** Who asked, for the audit events. */
+export interface Requester {
+  readonly userId: string
+  readonly clientIp: string
+}
 
-    const byModel = (llm: LlmService, alert: AlertView, who: { readonly userId: string; readonly clientIp: string }) =>
-      Effect.gen(function* () {
-        const name = alert.labels["alertname"] ?? ""
-        const answer = yield* llm.chat({ messages: [message.user(prompt(alert))], temperature: 0 }).pipe(
-          Effect.timeout(config.timeout),
-          Effect.map((r) => parseAnswer(r.text)),
-          Effect.either
-        )
-        if (Either.isLeft(answer) || answer.right === undefined) {
-          const error = Either.isLeft(answer) ? String((answer.left as { message?: unknown }).message ?? answer.left._tag) : "unreadable answer"
-          yield* audit.emit({ ...who, type: "severity_triage.failed", outcome: "failure", data: { alert_name: name, error } })
-          return { severity: "unknown", source: "none" } satisfies Triaged as Triaged
-        }
-        const { severity, confidence } = answer.right
-        const triaged: Triaged = confidence >= config.llmConfidence
-          ? { severity, source: "model", confidence }
-          : { severity: "unknown", source: "none", confidence }
-        yield* audit.emit({
-          ...who, type: "severity_triage.completed", outcome: "success",
-          data: { alert_name: name, severity: triaged.severity, suggested: severity, confidence }
-        })
-        return triaged
+export interface SeverityTriage {
+  /** The alert's severity: its label when valid, else the rule tier, else the (cached) model, else `unknown`. */
+  readonly classify: (alert: AlertView, who: Requester) => Effect.Effect<Triaged>
+}
+
+/** A classifier with its own cache (one per tool registry). */
+export const makeSeverityTriage: Effect.Effect<SeverityTriage, never, GatewayAudit> = Effect.gen(function* () {
+  const model = yield* TriageModel
+  const config = yield* TriageConfig
+  const audit = yield* GatewayAudit
+  const cache = new Map<string, { readonly triaged: Triaged; readonly expiresAt: number }>()
+  const maxEntries = 10_000
+
+  const byModel = (llm: LlmService, alert: AlertView, who: Requester) =>
+    Effect.gen(function* () {
+      const name = alert.labels["alertname"] ?? ""
+      const answer = yield* llm.chat({ messages: [message.user(prompt(alert))], temperature: 0 }).pipe(
+        Effect.timeout(config.timeout),
+        Effect.map((r) => parseAnswer(r.text)),
+        Effect.either
+      )
+      if (Either.isLeft(answer) || answer.right === undefined) {
+        const error = Either.isLeft(answer) ? String((answer.left as { message?: unknown }).message ?? answer.left._tag) : "unreadable answer"
+        yield* audit.emit({ ...who, type: "severity_triage.failed", outcome: "failure", data: { alert_name: name, error } })
+        return { severity: "unknown", source: "none" } satisfies Triaged as Triaged
+      }
+      const { severity, confidence } = answer.right
+      const triaged: Triaged = confidence >= config.llmConfidence
+        ? { severity, source: "model", confidence }
+        : { severity: "unknown", source: "none", confidence }
+      yield* audit.emit({
+        ...who, type: "severity_triage.completed", outcome: "success",
+        data: { alert_name: name, severity: triaged.severity, suggested: severity, confidence }
       })
+      return triaged
+    })
 
-    /** The alert's severity: its label when valid, else the rule tier, else the (cached) model, else `unknown`. */
-    const classify = (alert: AlertView, who: { readonly userId: string; readonly clientIp: string }) =>
-      Effect.gen(function* () {
-        const label = alert.labels["severity"]?.trim().toLowerCase()
-        const direct = classifySeverity(label)
-        if (direct !== "unknown") return { severity: direct, source: "label" } satisfies Triaged as Triaged
-        if (label !== undefined && rules[label] !== undefined) return { severity: rules[label]!, source: "rule" } satisfies Triaged as Triaged
-        if (Option.isNone(model)) return { severity: "unknown", source: "none" } satisfies Triaged as Triaged
-        const key = JSON.stringify(Object.entries(alert.labels).sort())
-        const now = yield* Clock.currentTimeMillis
-        const hit = cache.get(key)
-        if (hit !== undefined && hit.expiresAt > now) return hit.triaged
-        const triaged = yield* byModel(model.value, alert, who)
-        // Failed calls are not cached: the next listing asks again.
-        if (triaged.confidence === undefined) return triaged
-        if (cache.size >= maxEntries) cache.clear()
-        cache.set(key, { triaged, expiresAt: now + Duration.toMillis(config.cacheTTL) })
-        return triaged
-      })
+  const classify = (alert: AlertView, who: Requester) =>
+    Effect.gen(function* () {
+      const label = alert.labels["severity"]?.trim().toLowerCase()
+      const direct = classifySeverity(label)
+      if (direct !== "unknown") return { severity: direct, source: "label" } satisfies Triaged as Triaged
+      if (label !== undefined && rules[label] !== undefined) return { severity: rules[label]!, source: "rule" } satisfies Triaged as Triaged
+      if (Option.isNone(model)) return { severity: "unknown", source: "none" } satisfies Triaged as Triaged
+      const key = JSON.stringify(Object.entries(alert.labels).sort())
+      const now = yield* Clock.currentTimeMillis
+      const hit = cache.get(key)
+      if (hit !== undefined && hit.expiresAt > now) return hit.triaged
+      const triaged = yield* byModel(model.value, alert, who)
+      // Failed calls are not cached: the next listing asks again.
+      if (triaged.confidence === undefined) return triaged
+      if (cache.size >= maxEntries) cache.clear()
+      cache.set(key, { triaged, expiresAt: now + Duration.toMillis(config.cacheTTL) })
+      return triaged
+    })
 
-    return { classify } as const
-  })
-}) {}
+  return { classify } satisfies SeverityTriage
+})

@@ -13,7 +13,7 @@ import { A2aConfig } from "./Config.ts"
 import { Contexts, SessionSlots } from "./Contexts.ts"
 import { a2aHandler } from "./Http.ts"
 import { Tasks } from "./Tasks.ts"
-import { SeverityTriage, TriageConfig, triageModelLive } from "./Triage.ts"
+import { TriageConfig, triageModelLive } from "./Triage.ts"
 import { cardRouter } from "../Card/index.ts"
 import { statusRouter } from "../Status/index.ts"
 
@@ -23,7 +23,7 @@ export { A2aConfig, type A2aSettings } from "./Config.ts"
 export { Contexts, SessionSlots } from "./Contexts.ts"
 export { a2aHandler } from "./Http.ts"
 export { Tasks } from "./Tasks.ts"
-export { SeverityTriage, TriageConfig, TriageModel, triageModelLive } from "./Triage.ts"
+export { makeSeverityTriage, type SeverityTriage, TriageConfig, TriageModel, triageModelLive } from "./Triage.ts"
 
 export const a2aRouter = Effect.succeed(
   HttpRouter.empty.pipe(
@@ -41,12 +41,13 @@ export const a2aRoutes = Effect.all([a2aRouter, statusRouter, cardRouter]).pipe(
 )
 
 /**
- * The agent, its tasks, conversations and tools, and severity triage; the session pool is shared with the MCP
- * bridge. Needs A2aConfig, Llm, TriageConfig and TriageModel (`a2aConfigLive`, or test layers).
+ * The agent, its tasks, conversations and tools; the session pool is shared with the MCP bridge. Needs A2aConfig
+ * and Llm (`a2aConfigLive`, or test layers). Severity triage is the tool registry's (`svc_list_alerts`): give
+ * TriageConfig and TriageModel where the gateway services are built, as `a2aConfigLive` does.
  */
 export const a2aServices = A2aAgent.Default.pipe(
   Layer.provideMerge(Layer.mergeAll(Tasks.Default, Contexts.Default, AgentTools.Default)),
-  Layer.provideMerge(Layer.mergeAll(SessionSlots.layerWithMcp, SeverityTriage.Default))
+  Layer.provideMerge(SessionSlots.layerWithMcp)
 )
 
 /** Every call fails with this when the gateway config has no `llm` block: tasks end `failed`, the gateway runs. */

@@ -51,7 +51,10 @@ const detach = (req: IncomingMessage, res: ServerResponse) => {
 /** A subscriber's end of the stream over a Node response. */
 export const responseSink = (res: ServerResponse): Sink => ({
   write: (bytes) => void res.write(bytes),
-  end: () => void res.end(),
+  end: (closeConnection) => {
+    const socket = res.socket
+    res.end(closeConnection === true && socket !== null ? () => void socket.end() : undefined)
+  },
   pending: () => res.writableLength,
   destroy: () => void res.destroy(),
   onClose: (f) => void res.once("close", f)

@@ -11,13 +11,16 @@
 import { Clock, Deferred, Duration, Effect, Fiber, Runtime, Stream } from "effect"
 import { K8s, type KubeObject, type WatchEvent } from "@kubemend/core/K8s"
 import { StatusConfig } from "./Config.ts"
-import { type ClosingReason, closingFrame, keepaliveFrame, phaseOf, updateFrame } from "./Frames.ts"
+import { closingFrame, keepaliveFrame, phaseOf, updateFrame } from "./Frames.ts"
 
 /** Where a subscriber's frames go: the HTTP response, or a recording in tests. */
 export interface Sink {
   readonly write: (bytes: Uint8Array) => void
-  /** Ends the stream once what was written has been sent. */
-  readonly end: () => void
+  /**
+   * Ends the stream once what was written has been sent; with `closeConnection` the connection closes too (the
+   * gateway is shutting down, and an idle keep-alive connection would hold its listener open).
+   */
+  readonly end: (closeConnection?: boolean) => void
   /** Bytes written but not yet taken by the reader. */
   readonly pending: () => number
   /** Cuts the connection at once (a slow reader). */
@@ -74,15 +77,18 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
     let dropped = 0
 
     /** Ends the stream after `bytes`; the response finishes once the reader has taken what is buffered. */
-    const end = (sub: Sub, bytes?: Uint8Array) => {
+    const end = (sub: Sub, bytes?: Uint8Array, closeConnection = false) => {
       if (sub.closed) return
       sub.closed = true
       if (bytes !== undefined) sub.sink.write(bytes)
-      sub.sink.end()
+      sub.sink.end(closeConnection)
     }
 
-    /** Sends without waiting; a reader whose unsent bytes pass the bound is dropped. */
-    const send = (sub: Sub, bytes: Uint8Array, last = false) => {
+    /**
+     * Sends without waiting; a reader whose unsent bytes pass the bound is dropped. `last` ends the stream after
+     * `bytes` (`"close"`: and its connection).
+     */
+    const send = (sub: Sub, bytes: Uint8Array, last?: "end" | "close") => {
       if (sub.closed) return
       if (sub.sink.pending() + bytes.length > config.subscriberBufferBytes) {
         sub.closed = true
@@ -90,7 +96,7 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
         sub.sink.destroy()
         return
       }
-      if (last) end(sub, bytes)
+      if (last !== undefined) end(sub, bytes, last === "close")
       else sub.sink.write(bytes)
     }
 
@@ -115,7 +121,7 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
         for (const sub of group.subs) {
           if (sub.lastPhase === phase || !isNewer(rv, sub.minRv)) continue
           sub.lastPhase = phase
-          send(sub, frame.bytes, frame.final)
+          send(sub, frame.bytes, frame.final ? "end" : undefined)
         }
       })
 
@@ -140,9 +146,9 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
       if (group.fiber !== undefined) runFork(Fiber.interrupt(group.fiber))
     }
 
-    const closeAll = (reason: ClosingReason) => {
-      const bytes = closingFrame(reason)
-      return everySub((sub) => send(sub, bytes, true))
+    const shutdown = () => {
+      const bytes = closingFrame("shutdown")
+      return everySub((sub) => send(sub, bytes, "close"))
     }
 
     yield* Effect.sleep(config.keepaliveInterval).pipe(
@@ -153,7 +159,7 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
     const expiry = closingFrame("token_expiry")
     yield* Effect.sleep(sweepInterval).pipe(
       Effect.zipRight(Clock.currentTimeMillis),
-      Effect.flatMap((now) => everySub((sub) => (sub.closeAt <= now ? send(sub, expiry, true) : undefined))),
+      Effect.flatMap((now) => everySub((sub) => (sub.closeAt <= now ? send(sub, expiry, "end") : undefined))),
       Effect.forever,
       Effect.forkScoped
     )
@@ -164,7 +170,7 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
       Effect.suspend(() => {
         if (drains.has(draining)) return Effect.void
         drains.add(draining)
-        return Effect.forkIn(Deferred.await(draining).pipe(Effect.zipRight(closeAll("shutdown"))), scope)
+        return Effect.forkIn(Deferred.await(draining).pipe(Effect.zipRight(shutdown())), scope)
       })
 
     /**
@@ -193,7 +199,7 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
         subscribers++
         sink.onClose(() => leave(group, sub))
         sink.write(first.bytes)
-        if (closeAt <= now) send(sub, expiry, true)
+        if (closeAt <= now) send(sub, expiry, "end")
         if (existing === undefined) {
           groups.set(rrId, group)
           group.fiber = yield* Effect.forkIn(watch(group), scope)

@@ -1,11 +1,15 @@
 /**
  * `svc_list_alerts`: the firing and pending alerts of a Prometheus-compatible backend (`GET /api/v1/alerts`),
  * filtered by namespace, severity (aliases medium -> warning, low -> info) and state, sorted by severity then
- * `active_at`, with a `prioritized` pointer to the most severe, longest-firing alert. Label keys that look like
- * credentials are dropped and URLs/IP addresses in values redacted; past the output cap the tail is trimmed.
+ * `active_at`, with a `prioritized` pointer to the most severe, longest-firing alert. Each alert's severity is the
+ * severity triage's (A2a/Triage.ts): its label when it is one of the four levels, else the rule tier or the triage
+ * model; it is returned as `severity` (with `severity_source` when not from the label) and drives the filter, the
+ * order and `prioritized`. Label keys that look like credentials are dropped and URLs/IP addresses in values
+ * redacted (before anything reaches the triage model); past the output cap the tail is trimmed.
  */
 import { Duration, Effect, Option, Schema } from "effect"
 import { classifySeverity, type Severity, severityRank } from "@kubemend/core/domain/Severity"
+import { makeSeverityTriage, type Triaged } from "../A2a/Triage.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
 import { fitCount, redactValue } from "../Mcp/Output.ts"
 import { defineTool, ToolError } from "../Mcp/Tool.ts"
@@ -18,6 +22,14 @@ export interface AlertView {
   readonly active_at: string
 }
 
+/** An alert as `svc_list_alerts` answers it. */
+export interface ListedAlert extends AlertView {
+  /** The classified severity (`unknown` when neither label, rules nor a confident model tell). */
+  readonly severity: Severity
+  /** How it was found when not from a valid `severity` label. */
+  readonly severity_source?: Exclude<Triaged["source"], "label">
+}
+
 const secretKey = /password|token|secret|key|credential|bearer/i
 
 const clean = (m: unknown): Record<string, string> =>
@@ -27,16 +39,19 @@ const clean = (m: unknown): Record<string, string> =>
       .map(([k, v]) => [k, redactValue(v as string)])
   )
 
-const severityOf = (a: AlertView): Severity => classifySeverity(a.labels["severity"])
+const labelSeverity = (a: AlertView): Severity => classifySeverity(a.labels["severity"])
 
-/** Severity descending, then longest active first (earliest `active_at`). */
-export const sortAlerts = (alerts: ReadonlyArray<AlertView>): ReadonlyArray<AlertView> =>
+/** Severity descending, then longest active first (earliest `active_at`); severity from the label by default. */
+export const sortAlerts = <A extends AlertView>(
+  alerts: ReadonlyArray<A>,
+  severityOf: (a: A) => Severity = labelSeverity
+): ReadonlyArray<A> =>
   [...alerts].sort((a, b) =>
     severityRank[severityOf(b)] - severityRank[severityOf(a)] ||
     (Date.parse(a.active_at) || Infinity) - (Date.parse(b.active_at) || Infinity))
 
 /** Indices into the sorted list: the pick, the others at its severity, where lower severities begin (-1: none). */
-export const prioritize = (sorted: ReadonlyArray<AlertView>) => {
+export const prioritize = <A extends AlertView>(sorted: ReadonlyArray<A>, severityOf: (a: A) => Severity = labelSeverity) => {
   if (sorted.length === 0) return { selected_index: -1, tied_indices: [] as Array<number>, also_active_start: -1 }
   const top = severityRank[severityOf(sorted[0]!)]
   const tied = sorted.flatMap((a, i) => (i > 0 && severityRank[severityOf(a)] === top ? [i] : []))
@@ -52,6 +67,7 @@ export const alertTools = Effect.gen(function* () {
   const config = yield* GatewayConfig
   if (!config.severityTriageEnabled || Option.isNone(config.metricsBackendUrl)) return []
   const url = `${config.metricsBackendUrl.value.replace(/\/+$/, "")}/api/v1/alerts`
+  const triage = yield* makeSeverityTriage
 
   const fetchAlerts = Effect.tryPromise({
     try: async (signal) => {
@@ -73,7 +89,7 @@ export const alertTools = Effect.gen(function* () {
       description:
         "List currently firing or pending alerts, optionally filtered by namespace, severity (critical, high, warning, info) or state (firing, pending).",
       input: Schema.Struct({ namespace: optional(NamespaceName), severity: optional(Text(32)), state: optional(Text(32)) }),
-      run: (input) =>
+      run: (input, ctx) =>
         Effect.gen(function* () {
           const wanted = input.severity === undefined || input.severity === "" ? undefined : severityInput[input.severity.trim().toLowerCase()]
           if (input.severity !== undefined && input.severity !== "" && wanted === undefined) {
@@ -85,20 +101,26 @@ export const alertTools = Effect.gen(function* () {
           }
           const body = record(yield* fetchAlerts)
           const raw = Array.isArray(record(body.data).alerts) ? (record(body.data).alerts as ReadonlyArray<unknown>) : []
-          const alerts = sortAlerts(
-            raw.map(record).flatMap((a): Array<AlertView> => {
-              const labels = record(a.labels)
-              if (input.namespace !== undefined && labels["namespace"] !== input.namespace) return []
-              const view = { labels: clean(labels), annotations: clean(a.annotations), state: str(a.state) ?? "", active_at: str(a.activeAt) ?? "" }
-              if (view.state !== "firing" && view.state !== "pending") return []
-              if (state !== "" && view.state !== state) return []
-              if (wanted !== undefined && severityOf(view) !== wanted) return []
-              return [view]
-            })
-          )
+          const views = raw.map(record).flatMap((a): Array<AlertView> => {
+            const labels = record(a.labels)
+            if (input.namespace !== undefined && labels["namespace"] !== input.namespace) return []
+            const view = { labels: clean(labels), annotations: clean(a.annotations), state: str(a.state) ?? "", active_at: str(a.activeAt) ?? "" }
+            if (view.state !== "firing" && view.state !== "pending") return []
+            if (state !== "" && view.state !== state) return []
+            return [view]
+          })
+          const who = { userId: ctx.caller.principal.user, clientIp: ctx.caller.clientIp }
+          const classified = yield* Effect.forEach(views, (view) =>
+            Effect.map(triage.classify(view, who), (t): ListedAlert => ({
+              ...view,
+              severity: t.severity,
+              ...(t.source === "label" ? {} : { severity_source: t.source })
+            })), { concurrency: 4 })
+          const bySeverity = (a: ListedAlert) => a.severity
+          const alerts = sortAlerts(classified.filter((a) => wanted === undefined || a.severity === wanted), bySeverity)
           const build = (n: number) => {
             const kept = alerts.slice(0, n)
-            return { alerts: kept, count: kept.length, total_count: alerts.length, truncated: n < alerts.length, prioritized: prioritize(kept) }
+            return { alerts: kept, count: kept.length, total_count: alerts.length, truncated: n < alerts.length, prioritized: prioritize(kept, bySeverity) }
           }
           return build(fitCount(alerts.length, build, config.maxToolOutputBytes))
         })
