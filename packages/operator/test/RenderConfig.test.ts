@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { AgentConfig, InteractiveAuthConfigLive } from "@kubemend/agent/AgentConfig"
-import { duration } from "@kubemend/core/Config"
+import { duration, providerFor } from "@kubemend/core/Config"
 import { AuthConfig, authConfig } from "@kubemend/core/Auth/Config"
 import { decodePlatformSpec, type PlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { settingsConfig as llmConfig } from "@kubemend/core/Llm/Config"
@@ -13,8 +13,8 @@ import { ServerConfig } from "@kubemend/core/Servers"
 import { a2aConfig } from "@kubemend/gateway/A2a/Config"
 import { gatewayConfig } from "@kubemend/gateway/GatewayConfig"
 import { StorageConfig } from "@kubemend/storage/StorageConfig"
-import { Config, ConfigProvider, Duration, Effect, Either, HashSet, Option } from "effect"
-import { renderServiceConfigs } from "../src/Platform/RenderConfig.ts"
+import { Config, ConfigProvider, Duration, Effect, Either, HashSet, Layer, Option, Redacted } from "effect"
+import { renderServiceConfigs, storageValkeySecrets } from "../src/Platform/RenderConfig.ts"
 import { spec as specJson } from "./Harness.ts"
 
 const decode = (edit: Parameters<typeof specJson>[0] = () => {}): PlatformSpec => {
@@ -231,6 +231,8 @@ describe("renderServiceConfigs: the storage file", () => {
       })
       expect(value.storage.retention.defaultDays).toBe(90)
       expect(value.storage.apiGroup).toBe("kubemend.io")
+      // The CR's valkey block: the dead-letter queue is a stream there, no TLS unless the CR asks.
+      expect(Option.getOrThrow(value.storage.valkey)).toMatchObject({ host: "valkey.db.svc", port: 6379, tls: Option.none() })
       expect(value.server).toMatchObject({ port: 8080, healthPort: 8081, metricsPort: 9090 })
       expect(value.level).toBe("debug")
       expect(unread(file, asked)).toEqual([])
@@ -241,5 +243,46 @@ describe("renderServiceConfigs: the storage file", () => {
       const file = renderServiceConfigs(decode(), { ...ctx, embeddedDatabase: { dataDir: ".local/pg" } }).storage
       const { value } = yield* load(file, Effect.flatMap(StorageConfig, Effect.succeed).pipe(Effect.provide(StorageConfig.layerConfig)))
       expect(value.database).toMatchObject({ _tag: "Embedded", dataDir: ".local/pg" })
+      // No Valkey on a user's machine: the dead-letter queue stays a file, unless the context asks for Valkey.
+      expect(file["valkey"]).toBeUndefined()
+      expect(Option.isNone(value.valkey)).toBe(true)
+      const onValkey = renderServiceConfigs(decode(), { ...ctx, embeddedDatabase: { dataDir: ".local/pg" }, deadLetterQueue: "valkey" }).storage
+      expect(onValkey["valkey"]).toEqual({ host: "valkey.db.svc", port: 6379 })
+      const fileInCluster = renderServiceConfigs(decode(), { ...ctx, deadLetterQueue: "file" }).storage
+      expect(fileInCluster["valkey"]).toBeUndefined()
+    }))
+
+  it.effect("renders the valkey block with TLS files; the password is an env var from the Secret, never in the file", () =>
+    Effect.gen(function* () {
+      const spec = decode((s) => {
+        s.valkey = { host: "valkey.cache.svc", port: 6380, secretName: "valkey-auth", tls: { enabled: true, caSecretName: "valkey-ca", clientCertSecretName: "valkey-client" } }
+      })
+      const file = renderServiceConfigs(spec, ctx).storage
+      expect(JSON.stringify(file["valkey"])).not.toContain("password")
+      const secrets = storageValkeySecrets(spec)
+      expect(secrets.env).toEqual([{ name: "STORAGE_VALKEY_PASSWORD", valueFrom: { secretKeyRef: { name: "valkey-auth", key: "password" } } }])
+      expect(secrets.mounts).toEqual([
+        { name: "valkey-ca", secretName: "valkey-ca", mountPath: "/etc/kubemend/secrets/valkey-ca", keys: ["ca.crt"] },
+        { name: "valkey-client", secretName: "valkey-client", mountPath: "/etc/kubemend/secrets/valkey-client", keys: ["tls.crt", "tls.key"] }
+      ])
+      const { asked, value } = yield* load(file, Effect.flatMap(StorageConfig, Effect.succeed).pipe(Effect.provide(StorageConfig.layerConfig)))
+      expect(Option.getOrThrow(value.valkey)).toMatchObject({
+        host: "valkey.cache.svc",
+        port: 6380,
+        tls: Option.some({
+          caFile: Option.some("/etc/kubemend/secrets/valkey-ca/ca.crt"),
+          certFile: Option.some("/etc/kubemend/secrets/valkey-client/tls.crt"),
+          keyFile: Option.some("/etc/kubemend/secrets/valkey-client/tls.key")
+        })
+      })
+      expect(unread(file, asked).filter((key) => key.startsWith("valkey"))).toEqual([])
+      // The variable the operator sets is the one the service reads.
+      const env = ConfigProvider.fromMap(new Map([[secrets.env[0]!.name, "from-secret"]]), { pathDelim: "_" })
+      const withEnv = yield* Effect.flatMap(StorageConfig, Effect.succeed).pipe(
+        Effect.provide(StorageConfig.layerConfig),
+        Effect.provide(Layer.setConfigProvider(providerFor("storage", file, env)))
+      )
+      expect(Option.map(Option.getOrThrow(withEnv.valkey).password, Redacted.value)).toEqual(Option.some("from-secret"))
+      expect(storageValkeySecrets(decode()).mounts).toEqual([])
     }))
 })

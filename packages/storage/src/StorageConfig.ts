@@ -1,6 +1,8 @@
 /**
  * The storage service's tunables. From the service's config file (camelCase, mirroring the platform CR's
- * `dataStorage` and `postgresql` blocks) with `STORAGE_*` environment overrides; `DATABASE_URL` is read as is.
+ * `dataStorage`, `postgresql` and `valkey` blocks) with `STORAGE_*` environment overrides; `DATABASE_URL` is read
+ * as is. The Valkey password comes from `STORAGE_VALKEY_PASSWORD` (the operator sets it from the CR's Secret) or a
+ * `valkey.passwordFile`.
  */
 import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { duration, intInRange } from "@kubemend/core/Config"
@@ -27,6 +29,28 @@ export type DatabaseSettings =
   }
   | { readonly _tag: "Embedded"; readonly dataDir: string; readonly port: number; readonly persistent: boolean }
 
+/** The Valkey (or Redis) server holding the dead-letter queue as a stream. */
+export interface ValkeySettings {
+  readonly host: string
+  /** Default 6379. */
+  readonly port: number
+  /** AUTH password; `passwordFile` (a mounted Secret) wins when both are set. */
+  readonly password: Option.Option<Redacted.Redacted>
+  readonly passwordFile: Option.Option<string>
+  /** Logical database index. Default 0. */
+  readonly db: number
+  /** Key of the stream; `<streamKey>:events` (event count) and `<streamKey>:replay` (replay lock) sit beside it. */
+  readonly streamKey: string
+  /** Present: connect with TLS (system CAs unless `caFile`; a client certificate when `certFile` and `keyFile`). */
+  readonly tls: Option.Option<{
+    readonly caFile: Option.Option<string>
+    readonly certFile: Option.Option<string>
+    readonly keyFile: Option.Option<string>
+  }>
+  /** Deadline of one Valkey call (and of connecting); past it the write is refused rather than left waiting. */
+  readonly timeout: Duration.Duration
+}
+
 export interface StorageSettings {
   readonly database: DatabaseSettings
   /** Connections in the pool. */
@@ -43,6 +67,8 @@ export interface StorageSettings {
     readonly dir: string
     readonly replayInterval: Duration.Duration
   }
+  /** Present: the dead-letter queue is a stream on this server; absent: an append-only file under `dlq.dir`. */
+  readonly valkey: Option.Option<ValkeySettings>
   readonly retention: {
     readonly enabled: boolean
     readonly interval: Duration.Duration
@@ -70,6 +96,7 @@ export class StorageConfig extends Context.Tag("@kubemend/storage/StorageConfig"
     maxBodyBytes: 5 * 1024 * 1024,
     hashKey: Option.none(),
     dlq: { capacity: 10_000, dir: ".data/dlq", replayInterval: Duration.seconds(5) },
+    valkey: Option.none(),
     retention: { enabled: true, interval: Duration.hours(24), batchSize: 1000, defaultDays: 2555, categories: {} },
     export: { maxEvents: 10_000, signingKeyFile: Option.none() },
     tokenCacheTTL: Duration.seconds(60),
@@ -119,6 +146,34 @@ const databaseConfig = (dataDir: string) =>
     return { _tag: "Params", host: host.value, ...params } satisfies DatabaseSettings
   })
 
+/** Defaults of a configured `valkey` block (only `host` is required). */
+export const valkeyDefaults = { port: 6379, db: 0, streamKey: "kubemend:storage:dlq", timeout: Duration.seconds(2) } as const
+
+/** The `valkey` block; none without a `host` (the dead-letter queue is then a file). */
+const valkeyConfig = Effect.gen(function* () {
+  const host = yield* opt(Config.nested(Config.string("host"), "valkey"))
+  if (Option.isNone(host)) return Option.none<ValkeySettings>()
+  const inTls = <A>(c: Config.Config<A>) => Config.nested(Config.nested(c, "tls"), "valkey")
+  const tlsEnabled = yield* inTls(Config.boolean("enabled")).pipe(Config.withDefault(false))
+  const tls = inTls(Config.all({ caFile: opt(Config.string("caFile")), certFile: opt(Config.string("certFile")), keyFile: opt(Config.string("keyFile")) }))
+  const settings = yield* Config.nested(
+    Config.all({
+      port: intInRange("port", 1, 65535).pipe(Config.withDefault(valkeyDefaults.port)),
+      password: opt(Config.redacted("password")),
+      passwordFile: opt(Config.string("passwordFile")),
+      db: intInRange("db", 0, 65535).pipe(Config.withDefault(valkeyDefaults.db)),
+      streamKey: Config.nonEmptyString("streamKey").pipe(Config.withDefault(valkeyDefaults.streamKey)),
+      timeout: duration("timeout").pipe(Config.withDefault(valkeyDefaults.timeout))
+    }),
+    "valkey"
+  )
+  return Option.some<ValkeySettings>({
+    host: host.value,
+    ...settings,
+    tls: tlsEnabled ? Option.some(yield* tls) : Option.none()
+  })
+})
+
 const retentionCategories = Config.nested(
   Config.hashMap(Config.integer(), "categories"),
   "retention"
@@ -144,6 +199,7 @@ const load = Effect.gen(function* () {
       dir: yield* Config.nested(Config.string("dir"), "dlq").pipe(Config.withDefault(`${dataDir}/dlq`)),
       replayInterval: yield* Config.nested(duration("replayInterval"), "dlq").pipe(Config.withDefault(d.dlq.replayInterval))
     },
+    valkey: yield* valkeyConfig,
     retention: {
       enabled: yield* Config.nested(Config.boolean("enabled"), "retention").pipe(Config.withDefault(d.retention.enabled)),
       interval: yield* Config.nested(duration("interval"), "retention").pipe(Config.withDefault(d.retention.interval)),

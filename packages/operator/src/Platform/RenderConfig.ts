@@ -42,6 +42,12 @@ export interface RenderContext {
   }
   /** Storage runs its embedded PostgreSQL instead of `spec.postgresql` (the local platform). */
   readonly embeddedDatabase?: { readonly dataDir: string; readonly port?: number }
+  /**
+   * Where storage keeps its dead-letter queue: `"valkey"`, a stream on the CR's `spec.valkey`, or `"file"`, an
+   * append-only file under its data directory. Default: `"file"` when `embeddedDatabase` is set (a self-contained
+   * storage: the local platform, whose machine has no Valkey although the CR must name one), else `"valkey"`.
+   */
+  readonly deadLetterQueue?: "valkey" | "file"
   /** Accept `http:` issuers and JWKS URLs (the local dev issuer). */
   readonly allowInsecureIssuers?: boolean
   /** Kubeconfig YAML text for the services (the local platform); in a cluster they use their service account. */
@@ -198,6 +204,49 @@ const renderAgent = (spec: PlatformSpec, ctx: RenderContext): Record<string, unk
   }
 }
 
+/** Where the storage pod mounts the Valkey TLS Secrets (`ca.crt`; `tls.crt` + `tls.key`). */
+export const valkeyPaths = {
+  caDir: `${paths.secretsDir}/valkey-ca`,
+  clientCertDir: `${paths.secretsDir}/valkey-client`
+} as const
+
+/** The environment variable storage reads the Valkey password from (`valkey.password` under `STORAGE_`). */
+export const valkeyPasswordEnv = "STORAGE_VALKEY_PASSWORD"
+
+/**
+ * What the storage pod takes from Secrets for the Valkey dead-letter queue, never written into its ConfigMap: the
+ * password as an environment variable referencing `spec.valkey.secretName` key `password`, and the TLS Secrets as
+ * read-only mounts at the paths the rendered file names.
+ */
+export const storageValkeySecrets = (spec: PlatformSpec) => {
+  const tls = spec.valkey.tls
+  const mounts: Array<{ readonly name: string; readonly secretName: string; readonly mountPath: string; readonly keys: ReadonlyArray<string> }> = []
+  if (tls?.enabled === true && tls.caSecretName !== undefined) {
+    mounts.push({ name: "valkey-ca", secretName: tls.caSecretName, mountPath: valkeyPaths.caDir, keys: ["ca.crt"] })
+  }
+  if (tls?.enabled === true && tls.clientCertSecretName !== undefined) {
+    mounts.push({ name: "valkey-client", secretName: tls.clientCertSecretName, mountPath: valkeyPaths.clientCertDir, keys: ["tls.crt", "tls.key"] })
+  }
+  return {
+    env: [{ name: valkeyPasswordEnv, valueFrom: { secretKeyRef: { name: spec.valkey.secretName, key: "password" } } }],
+    mounts
+  }
+}
+
+const renderValkey = (v: PlatformSpec["valkey"]): Record<string, unknown> =>
+  defined({
+    host: v.host,
+    port: v.port,
+    tls: v.tls?.enabled === true
+      ? defined({
+        enabled: true,
+        caFile: v.tls.caSecretName === undefined ? undefined : `${valkeyPaths.caDir}/ca.crt`,
+        certFile: v.tls.clientCertSecretName === undefined ? undefined : `${valkeyPaths.clientCertDir}/tls.crt`,
+        keyFile: v.tls.clientCertSecretName === undefined ? undefined : `${valkeyPaths.clientCertDir}/tls.key`
+      })
+      : undefined
+  })
+
 const renderStorage = (spec: PlatformSpec, ctx: RenderContext): Record<string, unknown> => {
   const ds = spec.dataStorage
   const pg = spec.postgresql
@@ -214,12 +263,16 @@ const renderStorage = (spec: PlatformSpec, ctx: RenderContext): Record<string, u
       })
     }
     : { embeddedPostgres: defined({ dataDir: ctx.embeddedDatabase.dataDir, port: ctx.embeddedDatabase.port }) }
+  const dlq = ctx.deadLetterQueue ?? (ctx.embeddedDatabase === undefined ? "valkey" : "file")
   return {
     ...common("storage", ctx, 15, ds.logging.level),
     namespace: ctx.namespace,
     apiGroup: ctx.apiGroup,
     dataDir: ctx.files?.dataDir ?? paths.dataDir,
     ...database,
+    // No `valkey` block: storage falls back to its file dead-letter queue. The password is not in the file (see
+    // `storageValkeySecrets`).
+    ...(dlq === "valkey" ? { valkey: renderValkey(spec.valkey) } : {}),
     retention: defined({
       enabled: ds.retention.enabled,
       interval: ds.retention.interval,

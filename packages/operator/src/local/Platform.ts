@@ -34,6 +34,8 @@ export const platformCr = (issuerUrl: string, llm: LocalLlm, alertsUrl: string) 
   metadata: { name: "kubemend", namespace },
   spec: {
     postgresql: { host: "embedded.local", port: 5432, secretName: "pg", sslMode: "require" },
+    // Required by the CR schema but never contacted locally: the local platform renders storage with its embedded
+    // database, which also keeps the dead-letter queue in a file (RenderContext.deadLetterQueue defaults to "file").
     valkey: { host: "valkey.local", secretName: "valkey" },
     agent: {
       llm: {
