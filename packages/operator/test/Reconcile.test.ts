@@ -79,6 +79,13 @@ describe("platform reconcile", () => {
       expect(config).toMatchObject({ port: 8443, healthPort: 8081, metricsPort: 9090, shutdown: { drainSeconds: 45 } })
       const svc = w.kube.get("v1", "Service", "kubemend-storage", namespace) as any
       expect(svc.spec.ports.map((p: any) => p.port)).toEqual([8080, 9090])
+      // Storage's dead-letter queue is a Valkey stream in a cluster: the password comes from the CR's Secret.
+      const storage = (w.deployment("storage") as any).spec.template.spec.containers[0]
+      expect(storage.env).toContainEqual({ name: "STORAGE_VALKEY_PASSWORD", valueFrom: { secretKeyRef: { name: "valkey", key: "password" } } })
+      const storageConfig = YAML.parse((w.kube.get("v1", "ConfigMap", "kubemend-storage", namespace) as any).data["config.yaml"])
+      expect(storageConfig.valkey.host).toBeDefined()
+      expect(YAML.parse((w.kube.get("v1", "ConfigMap", "kubemend-agent", namespace) as any).data["config.yaml"]).summarizer)
+        .toEqual({ threshold: 8000, maxToolOutputSize: 100000 })
       expect(w.kube.get("v1", "ServiceAccount", "kubemend-agent", namespace)).toBeDefined()
     })))
 

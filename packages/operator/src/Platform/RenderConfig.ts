@@ -181,7 +181,7 @@ const renderAgent = (spec: PlatformSpec, ctx: RenderContext): Record<string, unk
       sanitization: { ...a.safety.sanitization },
       anomaly: { ...a.safety.anomaly }
     },
-    summarizer: { maxToolOutputSize: a.summarizer.maxToolOutputSize },
+    summarizer: { threshold: a.summarizer.threshold, maxToolOutputSize: a.summarizer.maxToolOutputSize },
     alignmentCheck: defined({
       enabled: a.alignmentCheck.enabled,
       timeout: a.alignmentCheck.timeout,

@@ -24,7 +24,7 @@ import {
   services,
   workloadName
 } from "./Names.ts"
-import type { ServiceConfigs } from "./RenderConfig.ts"
+import { type ServiceConfigs, storageValkeySecrets } from "./RenderConfig.ts"
 
 export interface WorkloadContext {
   readonly cr: KubeObject
@@ -74,7 +74,8 @@ const serviceMounts = (svc: ServiceName, spec: PlatformSpec): ReadonlyArray<Moun
   return [
     secretMount("postgresql", spec.postgresql.secretName, paths.postgresDir,
       [["username", "username"], ["password", "password"], ["database", "database"]]),
-    { volume: { name: "data", emptyDir: {} }, mount: { name: "data", mountPath: paths.dataDir } }
+    { volume: { name: "data", emptyDir: {} }, mount: { name: "data", mountPath: paths.dataDir } },
+    ...storageValkeySecrets(spec).mounts.map((m) => secretMount(m.name, m.secretName, m.mountPath, m.keys.map((k) => [k, k])))
   ]
 }
 
@@ -82,7 +83,8 @@ const fromSecret = (env: string, secret: string, key: string) => ({ name: env, v
 
 /** Secret values a service reads from its environment (never written into a ConfigMap). */
 const serviceEnv = (svc: ServiceName, spec: PlatformSpec): ReadonlyArray<Record<string, unknown>> => {
-  if (svc === "storage") return []
+  // Storage reads the Valkey password (its dead-letter queue) from the environment.
+  if (svc === "storage") return storageValkeySecrets(spec).env
   const prefix = svc === "agent" ? "AGENT" : "GATEWAY"
   const oauth = spec.agent.llm.oauth2
   const oauthEnv = oauth?.enabled === true && oauth.credentialsSecretRef !== undefined
