@@ -4,6 +4,29 @@
  */
 import { Deferred, Duration, Effect, Option, Stream, SubscriptionRef } from "effect"
 
+/**
+ * In-flight work as the drain lets it run: it counts through `track`, and once draining has `started` it has
+ * `grace` to finish; the rest of the drain time is for sending its last answer and closing the connection.
+ */
+export interface Shutdown {
+  /** Completed when draining starts. */
+  readonly started: Deferred.Deferred<void>
+  /** Counts `effect` as in-flight work the drain waits for. */
+  readonly track: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** How long work may still run once draining starts. */
+  readonly grace: Duration.Duration
+}
+
+/** The part of `drainTimeout` work may use: all but a fifth of it, and at most 1 s, kept for answering and closing. */
+export const graceOf = (drainTimeout: Duration.Duration): Duration.Duration => {
+  const total = Duration.toMillis(drainTimeout)
+  return Duration.millis(total - Math.min(1000, total / 5))
+}
+
+/** Completes when the work's grace is over: `grace` after draining started. */
+export const graceOver = (shutdown: Shutdown): Effect.Effect<void> =>
+  Deferred.await(shutdown.started).pipe(Effect.zipRight(Effect.sleep(shutdown.grace)))
+
 export class Drain extends Effect.Service<Drain>()("@kubemend/core/Drain", {
   effect: Effect.gen(function* () {
     const started = yield* Deferred.make<void>()
@@ -35,6 +58,8 @@ export class Drain extends Effect.Service<Drain>()("@kubemend/core/Drain", {
       inflight: SubscriptionRef.get(inflight),
       track,
       drain,
+      /** The drain as work under `drainTimeout` sees it. */
+      shutdown: (drainTimeout: Duration.Duration): Shutdown => ({ started, track, grace: graceOf(drainTimeout) }),
       /** Ends a stream when draining starts, so long-lived responses let the server close. */
       interruptOnDrain: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.interruptWhen(stream, Deferred.await(started))
     } as const

@@ -2,9 +2,9 @@
  * The three listeners every service runs: its API (port per service, HTTPS when a certificate is configured),
  * health on 8081 (`/healthz`, `/readyz`) and metrics on 9090, plus the drain that closes them in order.
  */
-import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApp, HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Config, Context, Duration, Effect, Layer, Option, Ref } from "effect"
+import { Clock, Config, Context, Duration, Effect, Layer, Option, Ref } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
@@ -194,13 +194,22 @@ export const OpsServersLive = Layer.scoped(
   })
 )
 
+/** Tells the client not to reuse the connection: the listener is about to close. */
+const closeConnection = HttpServerResponse.setHeader("connection", "close")
+
 /**
  * New requests get 503 while draining; others count as in flight. Applied to every API app (HttpApi or raw).
+ * Answers given while draining carry `Connection: close`, so clients do not send more on a closing connection.
  */
 export const drainGuard = HttpMiddleware.make((app) =>
   Effect.gen(function* () {
     const drain = yield* Drain
-    if (yield* drain.isDraining) return yield* problemResponse(new Draining({ detail: "the service is shutting down" }))
+    if (yield* drain.isDraining) {
+      return closeConnection(yield* problemResponse(new Draining({ detail: "the service is shutting down" })))
+    }
+    // The platform writes the response inside `app`, so the header goes in through its pre-response hook.
+    yield* HttpApp.appendPreResponseHandler((_, response) =>
+      Effect.map(drain.isDraining, (draining) => (draining ? closeConnection(response) : response)))
     return yield* drain.track(app)
   })
 )
@@ -222,21 +231,59 @@ export const ApiServerLive = Layer.scopedContext(
 ).pipe(Layer.provideMerge(HttpServer.layerContext))
 
 /**
+ * Once draining, a keep-alive connection is closed as soon as its response ends. Left idle it would hold
+ * `server.close()` open until Node's keep-alive timeout (5 s); Node closes idle connections only when asked.
+ */
+const closeWhenResponsesEnd = (node: Http.Server, draining: () => boolean) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const onFinish = () => {
+        if (draining()) node.closeIdleConnections()
+      }
+      // Node frees the connection in its own `finish` listener, added before `request` is emitted, so it is idle here.
+      const onRequest = (_: Http.IncomingMessage, res: Http.ServerResponse) => void res.once("finish", onFinish)
+      node.prependListener("request", onRequest)
+      return onRequest
+    }),
+    (onRequest) => Effect.sync(() => void node.off("request", onRequest))
+  )
+
+/** Stops accepting and waits until every connection is closed; the close callback comes after the last one. */
+const closeListener = (node: Http.Server) =>
+  Effect.async<void>((resume) => {
+    if (!node.listening) return resume(Effect.void)
+    node.close(() => resume(Effect.void))
+  })
+
+/**
  * Sits on top of the served app: on shutdown flips readiness and new requests to 503, waits for in-flight work up
- * to the drain timeout, then cuts what is left so the listener closes within the drain time.
+ * to the drain timeout, then stops accepting and waits, within the same time, for the last responses to be
+ * written (keep-alive connections close as theirs end). Whatever is left when the drain time is up is cut, so the
+ * listener is closed within the drain time.
  */
 export const DrainOnShutdown = Layer.scopedDiscard(
   Effect.gen(function* () {
     const drain = yield* Drain
     const settings = yield* ServerConfig
     const node = yield* ApiNodeServer
+    let draining = false
+    yield* closeWhenResponsesEnd(node, () => draining)
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
         yield* Effect.logInfo("draining").pipe(Effect.annotateLogs("timeoutSeconds", Duration.toSeconds(settings.drainTimeout)))
-        const finished = yield* drain.drain(settings.drainTimeout)
-        if (!finished) yield* Effect.logWarning("drain timeout reached; closing remaining connections")
+        const start = yield* Clock.currentTimeMillis
+        draining = true
         node.closeIdleConnections()
-        if (!finished) node.closeAllConnections()
+        const finished = yield* drain.drain(settings.drainTimeout)
+        const left = Duration.toMillis(settings.drainTimeout) - ((yield* Clock.currentTimeMillis) - start)
+        // Finalizers are uninterruptible: the wait opts back in so the timeout can end it.
+        const closed = finished && left > 0 &&
+          Option.isSome(yield* Effect.timeoutOption(Effect.interruptible(closeListener(node)), Duration.millis(left)))
+        if (!closed) {
+          yield* Effect.logWarning("drain timeout reached; closing remaining connections")
+          if (node.listening) node.close()
+          node.closeAllConnections()
+        }
       })
     )
   })

@@ -1,10 +1,12 @@
 /**
  * The `tools/call` pipeline: per-tool SAR (`use` on `tools/<name>`; a deny or an error answers "permission
  * denied" and the tool never runs) -> tool calls per user per minute -> argument decoding -> the tool under its
- * deadline -> the `tool.executed` audit event and metrics. Every outcome is a tool result, never a JSON-RPC error:
- * failures are `isError: true` with a redacted message, successes JSON text within the output cap.
+ * deadline (and, on a draining gateway, its grace) -> the `tool.executed` audit event and metrics. Every outcome
+ * is a tool result, never a JSON-RPC error: failures are `isError: true` with a redacted message, successes JSON
+ * text within the output cap.
  */
 import { Cause, Clock, Duration, Effect, Either, Exit, ParseResult, Schema } from "effect"
+import { graceOver } from "@kubemend/core/Drain"
 import { Sar } from "@kubemend/core/Sar"
 import { RateLimits } from "../Edge/RateLimit.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
@@ -24,6 +26,7 @@ const text = (t: string, isError: boolean): ToolResult =>
 
 export const deniedMessage = (tool: string) => `permission denied: role lacks access to ${tool}`
 export const rateLimitedMessage = "rate limit exceeded — too many tool calls per minute, please retry later"
+export const shutdownMessage = "the gateway is shutting down and stopped this call before it finished; call it again"
 
 const argumentsOf = (args: unknown) => (args === undefined || args === null ? {} : args)
 
@@ -91,11 +94,16 @@ export class ToolCalls extends Effect.Service<ToolCalls>()("@kubemend/gateway/To
         return yield* finish("failure", redactMessage(`invalid arguments: ${issues.join("; ")}`), true, "invalid_arguments")
       }
       const deadline = toolDeadline(config, def.name, def.timeout)
+      // A draining gateway gives the call its grace, then answers for it, so the answer still goes out in time.
+      const stopped = ctx.shutdown === undefined
+        ? Effect.never
+        : Effect.zipRight(graceOver(ctx.shutdown), Effect.fail(new ToolError({ message: shutdownMessage, code: "shutdown" })))
       const exit = yield* def.run(decoded.right, ctx).pipe(
         Effect.timeoutFail({
           duration: deadline,
           onTimeout: () => new ToolError({ message: `${ctx.tool} timed out after ${Duration.format(deadline)}`, kind: "timeout", code: "timeout" })
         }),
+        Effect.raceFirst(stopped),
         Effect.exit,
         // The caller cancelled (or its connection went away): still one audit record for the call.
         Effect.onInterrupt(() => finish("failure", "cancelled", true, "cancelled"))

@@ -5,6 +5,7 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js"
+import type { Shutdown } from "@kubemend/core/Drain"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Runtime } from "effect"
 import type { AgentLink } from "../AgentClient.ts"
@@ -14,13 +15,16 @@ import { ToolRegistry } from "./Registry.ts"
 
 export const serverInfo = { name: "kubemend-gateway", version: "1.0.0" } as const
 
-/** What the transport mount attaches to each request. */
-export const authInfoFor = (caller: Caller): AuthInfo => ({
+/**
+ * What the transport mount attaches to each request: the caller, and the gateway's drain (built after the
+ * sessions, so it comes with each request).
+ */
+export const authInfoFor = (caller: Caller, shutdown: Shutdown): AuthInfo => ({
   token: "",
   clientId: caller.principal.user,
   scopes: [],
   expiresAt: Math.floor(caller.principal.expiresAt.getTime() / 1000),
-  extra: { caller }
+  extra: { caller, shutdown }
 })
 
 const callerOf = (authInfo: AuthInfo | undefined): Caller => {
@@ -53,19 +57,20 @@ export const makeServerFactory = Effect.gen(function* () {
       const def = registry.lookup(name)
       if (def === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${name}`)
       const caller = callerOf(extra.authInfo)
-      const result = await run(
-        calls.call(def, request.params.arguments, {
-          caller,
-          tool: name,
-          sessionId: session.sessionId(),
-          agent: session.agent,
-          notify: (data) =>
-            Effect.promise(() =>
-              extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend", data } })
-                .catch(() => undefined))
-        }),
-        { signal: extra.signal }
-      )
+      const shutdown = extra.authInfo?.extra?.["shutdown"] as Shutdown | undefined
+      const call = calls.call(def, request.params.arguments, {
+        caller,
+        tool: name,
+        sessionId: session.sessionId(),
+        agent: session.agent,
+        notify: (data) =>
+          Effect.promise(() =>
+            extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend", data } })
+              .catch(() => undefined)),
+        ...(shutdown === undefined ? {} : { shutdown })
+      })
+      // In flight for the drain even when its HTTP request is gone (a client that hung up still gets its audit).
+      const result = await run(shutdown === undefined ? call : shutdown.track(call), { signal: extra.signal })
       return { ...result, content: [...result.content] }
     })
     return server

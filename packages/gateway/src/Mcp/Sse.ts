@@ -8,6 +8,15 @@ import type { HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect } from "effect"
 
+/**
+ * The SDK response's headers for our own response, less the hop-by-hop ones: whether the connection stays open is
+ * Node's call (it closes connections once draining), and a body Node frames itself has no length.
+ */
+export const forwardedHeaders = (response: Response): Record<string, string> =>
+  Object.fromEntries([...response.headers].filter(([k]) => !hopByHop.has(k)))
+
+const hopByHop = new Set(["connection", "keep-alive", "transfer-encoding", "content-length"])
+
 /** Pipes `response` (an SSE stream) to the client; completes when the stream or the connection ends. */
 export const pipeSse = (request: HttpServerRequest.HttpServerRequest, response: Response, maxBufferedBytes: number) =>
   Effect.async<void>((resume) => {
@@ -21,7 +30,7 @@ export const pipeSse = (request: HttpServerRequest.HttpServerRequest, response: 
       if (!res.writableEnded) res.end()
       resume(Effect.void)
     }
-    res.writeHead(response.status, Object.fromEntries(response.headers))
+    res.writeHead(response.status, forwardedHeaders(response))
     res.flushHeaders()
     res.on("close", finish)
     void (async () => {

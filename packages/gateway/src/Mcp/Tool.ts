@@ -4,6 +4,7 @@
  * Handlers never see unauthenticated or unauthorized calls: the call pipeline (Call.ts) runs first.
  */
 import { Data, type Duration, type Effect, type Schema } from "effect"
+import type { Shutdown } from "@kubemend/core/Drain"
 import type { AgentLink } from "../AgentClient.ts"
 import type { Caller } from "../Edge/Chain.ts"
 
@@ -28,6 +29,8 @@ export interface ToolContext {
   readonly notify: (data: unknown) => Effect.Effect<void>
   /** This session's link to the investigation agent (connected on first use, as the caller). */
   readonly agent: AgentLink
+  /** The gateway's drain, for calls that came over HTTP: once its grace is over the call ends with a tool error. */
+  readonly shutdown?: Shutdown
 }
 
 export interface ToolDef<A = unknown> {

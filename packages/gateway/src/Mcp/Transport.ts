@@ -7,6 +7,7 @@
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Deferred, Effect } from "effect"
 import { Drain } from "@kubemend/core/Drain"
+import { ServerConfig } from "@kubemend/core/Servers"
 import { InternalError, InvalidRequest, McpDisabled, NotAcceptable, UnsupportedMediaType } from "@kubemend/core/Errors"
 import { problemResponse } from "@kubemend/core/Wire"
 import { readBody } from "../Edge/Body.ts"
@@ -14,7 +15,7 @@ import { type Caller, Edge } from "../Edge/Chain.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
 import { McpSessions, type McpSession } from "./Sessions.ts"
 import { authInfoFor } from "./Server.ts"
-import { collectResponses, pipeSse, requestIds } from "./Sse.ts"
+import { collectResponses, forwardedHeaders, pipeSse, requestIds } from "./Sse.ts"
 
 const forwarded = ["content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id"]
 
@@ -36,6 +37,8 @@ export const McpRoutes = Effect.gen(function* () {
   const sessions = yield* McpSessions
   const config = yield* GatewayConfig
   const drain = yield* Drain
+  // Tool calls run through the drain: counted in flight, and stopped with a tool error when their grace is over.
+  const shutdown = drain.shutdown((yield* ServerConfig).drainTimeout)
 
   /** Hands one HTTP request to the session's transport and turns its answer into ours. */
   const dispatch = (
@@ -55,7 +58,7 @@ export const McpRoutes = Effect.gen(function* () {
       const response = yield* Effect.promise(() =>
         session.transport.handleRequest(webRequest, {
           ...(options.body === undefined ? {} : { parsedBody: options.body }),
-          authInfo: authInfoFor(caller)
+          authInfo: authInfoFor(caller, shutdown)
         })
       )
       const sse = (response.headers.get("content-type") ?? "").startsWith("text/event-stream")
@@ -63,7 +66,7 @@ export const McpRoutes = Effect.gen(function* () {
         const text = yield* Effect.promise(() => response.text())
         return HttpServerResponse.text(text, {
           status: response.status,
-          headers: Object.fromEntries([...response.headers].filter(([k]) => k !== "content-length"))
+          headers: forwardedHeaders(response)
         })
       }
       if (options.json === true) {
@@ -73,8 +76,12 @@ export const McpRoutes = Effect.gen(function* () {
           headers: session.transport.sessionId === undefined ? {} : { "mcp-session-id": session.transport.sessionId }
         })
       }
-      // Streams end when draining starts, so shutdown is not held up by open SSE connections.
-      yield* Effect.raceFirst(pipeSse(request, response, config.sseMaxBufferedBytes), Deferred.await(drain.started))
+      const piped = pipeSse(request, response, config.sseMaxBufferedBytes)
+      // A POST's stream carries the answers to its requests: it ends once they are sent, which the drain waits for
+      // (a tool call gets its grace, then a tool error). A GET stream only waits for server messages: it ends when
+      // draining starts, so it does not hold the shutdown up.
+      if (request.method === "GET") yield* Effect.raceFirst(piped, Deferred.await(drain.started))
+      else yield* piped
       // Already written; the status is what request metrics record.
       return HttpServerResponse.empty({ status: response.status })
     })

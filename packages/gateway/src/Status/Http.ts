@@ -13,8 +13,8 @@ import * as JsonRpc from "@kubemend/core/JsonRpc"
 import { Drain } from "@kubemend/core/Drain"
 import { K8s } from "@kubemend/core/K8s"
 import { problemResponse, wire } from "@kubemend/core/Wire"
-import { authenticated } from "../Card/Identify.ts"
 import { readBody } from "../Edge/Body.ts"
+import { Edge } from "../Edge/Chain.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
 import { StatusConfig } from "./Config.ts"
 import { type Sink, StatusHub } from "./Hub.ts"
@@ -86,7 +86,8 @@ const isDomainError = (u: unknown): u is DomainError =>
 
 export const statusHandler = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
-  const caller = yield* authenticated(request, statusEndpoint)
+  // The chain without the console gate: every authenticated user may subscribe.
+  const caller = yield* (yield* Edge).identify(request, statusEndpoint)
   const config = yield* GatewayConfig
   const settings = yield* StatusConfig
   const hub = yield* StatusHub
