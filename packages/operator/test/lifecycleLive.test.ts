@@ -7,9 +7,15 @@ import { describe, expect, it } from "@effect/vitest"
 import { DevKube } from "@kubemend/core/devkit/kube/index"
 import type { KubeObject } from "@kubemend/core/K8s"
 import * as K8sLive from "@kubemend/core/K8s/Live"
-import { Duration, Effect, Layer, Logger, LogLevel, Option, Schedule, TestClock } from "effect"
+import { Metrics } from "@kubemend/core/Metrics"
+import { ConfigProvider, Duration, Effect, Layer, Logger, LogLevel, Option, Schedule, TestClock } from "effect"
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import { renderCrds } from "../src/Crds.ts"
-import { layerInProcess } from "../src/Lifecycle/index.ts"
+import { LifecycleAudit, layerInProcess } from "../src/Lifecycle/index.ts"
 import { startFakeAgent } from "./lifecycleAgent.ts"
 import { apiGroup, harness, managedNamespace, namespace, rr } from "./lifecycleHarness.ts"
 
@@ -89,5 +95,46 @@ describe("lifecycle against the dev API server", () => {
       yield* until("rr-approve", "Completed")
       const we = yield* k8s.getCr("workflowexecutions", "we-rr-approve")
       expect(we.status).toMatchObject({ phase: "Completed", executionEngine: "simulator" })
+    }).pipe(Effect.scoped))
+
+  it.live("cluster mode: with storage.url in the config, audit events are posted to storage with the ServiceAccount token", () =>
+    Effect.gen(function* () {
+      const received: Array<{ readonly path: string | undefined; readonly auth: string | undefined; readonly events: Array<any> }> = []
+      // A loopback stand-in for storage's batch endpoint that records what arrives.
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<Http.Server>((resolve) => {
+          const s = Http.createServer((req, res) => {
+            let body = ""
+            req.on("data", (c) => (body += c))
+            req.on("end", () => {
+              const events = JSON.parse(body) as Array<{ event_id: string }>
+              received.push({ path: req.url, auth: req.headers.authorization, events })
+              res.writeHead(201, { "content-type": "application/json" })
+              res.end(JSON.stringify({ event_ids: events.map((e) => e.event_id), message: "stored" }))
+            })
+          })
+          s.listen(0, "127.0.0.1", () => resolve(s))
+        })),
+        (s) => Effect.promise(() => new Promise<void>((resolve) => s.close(() => resolve())))
+      )
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-sa-"))
+      const tokenFile = Path.join(dir, "token")
+      Fs.writeFileSync(tokenFile, "operator-sa-token\n")
+      const config = ConfigProvider.fromJson({ storage: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, tokenFile } })
+      const live = LifecycleAudit.layerConfig.pipe(Layer.provide(Metrics.Default), Layer.provide(Layer.setConfigProvider(config)))
+      // Closing the layer flushes the buffer: nothing is waited for.
+      yield* Effect.flatMap(LifecycleAudit, (audit) =>
+        audit.emit({ type: "orchestrator.lifecycle.created", category: "orchestration", correlationId: "rr-cluster", data: { rr_name: "rr-cluster" } })
+      ).pipe(Effect.provide(live))
+      Fs.rmSync(dir, { recursive: true, force: true })
+      expect(received).toHaveLength(1)
+      expect(received[0]).toMatchObject({ path: "/api/v1/audit/events/batch", auth: "Bearer operator-sa-token" })
+      expect(received[0]!.events).toMatchObject([{
+        event_type: "orchestrator.lifecycle.created",
+        event_category: "orchestration",
+        correlation_id: "rr-cluster",
+        actor_id: "remediationorchestrator",
+        event_data: { rr_name: "rr-cluster" }
+      }])
     }).pipe(Effect.scoped))
 })

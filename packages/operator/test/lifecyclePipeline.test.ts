@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { AuditEvent } from "@kubemend/core/domain/Audit"
 import { reconstruct } from "@kubemend/storage/Reconstruct"
-import { Duration, Effect, Option, TestClock } from "effect"
+import { Duration, Effect, Either, Option, TestClock } from "effect"
 import { randomUUID } from "node:crypto"
 import { emitSignal } from "../src/Lifecycle/Signals.ts"
 import { workflowResult } from "./lifecycleAgent.ts"
@@ -50,15 +50,28 @@ describe("lifecycle: the pipeline", () => {
       }
 
       const audit = yield* h.audit
-      expect(phases(audit.filter((e) => e.correlation_id === name))).toEqual([
+      const moved = (e: { event_type: string; event_data: Record<string, unknown> }) =>
+        e.event_type === "orchestrator.lifecycle.transitioned" ? `-> ${String(e.event_data["to_phase"])}` : e.event_type
+      expect(audit.filter((e) => e.correlation_id === name).map(moved)).toEqual([
         "gateway.signal.received",
         "orchestrator.lifecycle.created",
+        "-> Processing",
+        "-> Analyzing",
         "aianalysis.session.submitted",
         "aianalysis.analysis.completed",
         "workflowexecution.selection.completed",
+        "-> Approved",
         "workflowexecution.execution.started",
+        "-> Running",
+        "-> Verifying",
         "orchestrator.lifecycle.completed"
       ])
+      expect(audit.find((e) => e.event_type === "orchestrator.lifecycle.created")?.event_data).toMatchObject({
+        signal_name: "KubePodCrashLooping",
+        target_kind: "Deployment",
+        target_name: "checkout",
+        target_namespace: workloads
+      })
       const stored = audit.map((e) => ({ ...e, event_id: randomUUID() }) as AuditEvent)
       const rebuilt = reconstruct(name, stored, apiGroup, new Date())
       expect(rebuilt._tag).toBe("Right")
@@ -209,6 +222,11 @@ describe("lifecycle: the pipeline", () => {
       expect(sample(yield* h.metrics, "svc_remediationorchestrator_timeouts_total", { phase: "Analyzing" })).toBe(1)
       // The cascade ended the analysis the agent never finished.
       expect(Option.getOrThrow(yield* h.get("aianalyses", "ai-rr-a")).status.phase).toBe("Failed")
+      // The trail says TimedOut, and storage rebuilds the RR (no signal event: the first-sight event is the genesis) as such.
+      const stored = (yield* h.audit).map((e) => ({ ...e, event_id: randomUUID() }) as AuditEvent)
+      const rebuilt = Either.getOrThrow(reconstruct("rr-a", stored.filter((e) => e.correlation_id === "rr-a"), apiGroup, new Date()))
+      expect(rebuilt.yaml).toContain("overallPhase: TimedOut")
+      expect(rebuilt.yaml).toContain("timeoutPhase: Analyzing")
     }))
 })
 

@@ -1,8 +1,11 @@
 /**
- * Rebuilds a RemediationRequest from its audit trail (original: `pkg/datastorage/reconstruction`). The genesis event
- * is `gateway.signal.received` (or `apifrontend.rr.created` for RRs created through the gateway); the orchestrator,
- * analysis and workflow-execution events fill in the status. Completeness is the share of the twelve tracked fields
- * that the events supplied; below 50% (or without a genesis event) the caller gets `ReconstructionIncomplete`.
+ * Rebuilds a RemediationRequest from its audit trail (original: `pkg/datastorage/reconstruction`). The spec comes from
+ * `gateway.signal.received`, `apifrontend.rr.created` (RRs created through the gateway) and the orchestrator's
+ * `orchestrator.lifecycle.created`, which carries the signal too because Kubemend has no signal gateway of its own and
+ * RRs may be created by anything; the first of them is the genesis. The orchestrator, analysis and
+ * workflow-execution events fill in the status, keeping the terminal phase the RR really ended in (`Completed`,
+ * `Failed`, `TimedOut`, `Cancelled`). Completeness is the share of the twelve tracked fields that the events supplied;
+ * below 50% (or without a genesis event) the caller gets `ReconstructionIncomplete`.
  */
 import type { AuditEvent } from "@kubemend/core/domain/Audit"
 import { ReconstructionIncomplete } from "@kubemend/core/Errors"
@@ -39,42 +42,78 @@ export interface Reconstruction {
   readonly warnings: ReadonlyArray<string>
 }
 
+/** Events that describe the signal, most authoritative first; later ones only fill what earlier ones lack. */
+const signalSources = ["gateway.signal.received", "apifrontend.rr.created", "orchestrator.lifecycle.created"] as const
+
+/** The orchestrator's first-sight event counts as a signal source only when it carries the signal. */
+const describesSignal = (e: AuditEvent) =>
+  e.event_type !== "orchestrator.lifecycle.created" || str(e.event_data, "signal_name") !== undefined
+
+/** What one source event says about the RR's spec. */
+const specOf = (e: AuditEvent): Data => {
+  const g = e.event_data
+  // The orchestrator's `namespace` is the RR's; the target's is `target_namespace` there.
+  const lifecycle = e.event_type === "orchestrator.lifecycle.created"
+  const kind = str(g, "resource_kind") ?? str(g, "target_kind")
+  return defined({
+    signalName: str(g, "signal_name"),
+    signalFingerprint: str(g, "fingerprint"),
+    signalType: str(g, "signal_type"),
+    signalSource: str(g, "signal_source") ?? (lifecycle ? undefined : e.actor_id),
+    severity: str(g, "severity") ?? e.severity ?? undefined,
+    targetResource: kind === undefined
+      ? undefined
+      : defined({
+        apiVersion: str(g, "target_api_version") ?? str(g, "resource_api_version"),
+        kind,
+        name: str(g, "resource_name") ?? str(g, "target_name"),
+        namespace: str(g, "target_namespace") ?? (lifecycle ? undefined : str(g, "namespace") ?? e.namespace ?? undefined)
+      }),
+    receivedTime: lifecycle ? undefined : e.event_timestamp,
+    signalLabels: obj(g, "signal_labels"),
+    signalAnnotations: obj(g, "signal_annotations"),
+    originalPayload:
+      typeof g["original_payload"] === "string" ? g["original_payload"] : obj(g, "original_payload") ? JSON.stringify(g["original_payload"]) : undefined
+  })
+}
+
+/** Field-wise merge where the first value wins (target resources merge one level down). */
+const mergeSpecs = (specs: ReadonlyArray<Data>): Data => {
+  const merged: Data = {}
+  for (const spec of specs) {
+    for (const [k, v] of Object.entries(spec)) {
+      if (merged[k] === undefined) merged[k] = v
+      else if (k === "targetResource") merged[k] = { ...(v as Data), ...(merged[k] as Data) }
+    }
+  }
+  return merged
+}
+
+/** The phase a failure event ended in: `TimedOut` stays `TimedOut`, anything else is `Failed`. */
+const failedPhase = (d: Data) => (str(d, "overall_phase") === "TimedOut" ? "TimedOut" : "Failed")
+
 export const reconstruct = (
   correlationId: string,
   events: ReadonlyArray<AuditEvent>,
   apiGroup: string,
   now: Date
 ): Either.Either<Reconstruction, ReconstructionIncomplete> => {
-  const genesis = events.find((e) => e.event_type === "gateway.signal.received") ?? events.find((e) => e.event_type === "apifrontend.rr.created")
-  if (genesis === undefined) {
+  const sources = signalSources.flatMap((type) => events.filter((e) => e.event_type === type && describesSignal(e)))
+  if (sources.length === 0) {
     return Either.left(
-      new ReconstructionIncomplete({ completeness: 0, detail: "gateway.signal.received (or apifrontend.rr.created) event is required for reconstruction" })
+      new ReconstructionIncomplete({
+        completeness: 0,
+        detail: "gateway.signal.received (or apifrontend.rr.created, or orchestrator.lifecycle.created with the signal) event is required for reconstruction"
+      })
     )
   }
+  const genesis = sources[0]!
   const g = genesis.event_data
   const fromGateway = genesis.event_type === "gateway.signal.received"
   let name = str(g, "rr_name") ?? (fromGateway ? str(g, "remediation_request")?.split("/").pop() : undefined)
-  let namespace = str(g, "rr_namespace") ?? genesis.namespace ?? str(g, "namespace")
-  const spec: Data = defined({
-    signalName: str(g, "signal_name"),
-    signalFingerprint: str(g, "fingerprint"),
-    signalType: str(g, "signal_type"),
-    signalSource: str(g, "signal_source") ?? genesis.actor_id,
-    severity: str(g, "severity") ?? genesis.severity ?? undefined,
-    targetResource:
-      str(g, "resource_kind") ?? str(g, "target_kind")
-        ? defined({
-          kind: str(g, "resource_kind") ?? str(g, "target_kind"),
-          name: str(g, "resource_name") ?? str(g, "target_name"),
-          namespace: str(g, "namespace") ?? namespace
-        })
-        : undefined,
-    receivedTime: genesis.event_timestamp,
-    signalLabels: obj(g, "signal_labels"),
-    signalAnnotations: obj(g, "signal_annotations"),
-    originalPayload:
-      typeof g["original_payload"] === "string" ? g["original_payload"] : obj(g, "original_payload") ? JSON.stringify(g["original_payload"]) : undefined
-  })
+  let namespace = str(g, "rr_namespace") ??
+    (genesis.event_type === "orchestrator.lifecycle.created" ? str(g, "namespace") : genesis.namespace ?? str(g, "namespace"))
+  const spec = mergeSpecs(sources.map(specOf))
   const status: Data = {}
   for (const e of events) {
     const d = e.event_data
@@ -83,6 +122,9 @@ export const reconstruct = (
         name = str(d, "rr_name") ?? name
         namespace = str(d, "namespace") ?? namespace
         Object.assign(status, defined({ timeoutConfig: obj(d, "timeout_config"), startTime: e.event_timestamp, overallPhase: status["overallPhase"] ?? "Pending" }))
+        break
+      case "orchestrator.lifecycle.transitioned":
+        Object.assign(status, defined({ overallPhase: str(d, "to_phase") }))
         break
       case "aianalysis.analysis.completed":
         Object.assign(status, defined({ aiAnalysisRef: str(d, "analysis_name") ? defined({ name: str(d, "analysis_name"), namespace: str(d, "namespace") }) : undefined }))
@@ -100,7 +142,7 @@ export const reconstruct = (
         Object.assign(status, defined({
           workflowExecutionRef: str(d, "execution_name") ? defined({ name: str(d, "execution_name"), namespace: e.namespace ?? namespace }) : undefined,
           executingStartTime: str(d, "started_at") ?? e.event_timestamp,
-          overallPhase: "Executing"
+          overallPhase: "Running"
         }))
         break
       case "orchestrator.lifecycle.completed":
@@ -110,13 +152,20 @@ export const reconstruct = (
           completedAt: e.event_timestamp
         }))
         break
-      case "orchestrator.lifecycle.failed":
+      case "orchestrator.lifecycle.failed": {
+        const phase = failedPhase(d)
         Object.assign(status, defined({
-          overallPhase: "Failed",
-          failurePhase: str(d, "failure_phase"),
-          failureReason: str(d, "failure_reason"),
+          overallPhase: phase,
+          ...(phase === "TimedOut"
+            ? { timeoutPhase: str(d, "timeout_phase") ?? str(d, "failure_phase"), timeoutTime: e.event_timestamp, message: str(d, "failure_reason") }
+            : { failurePhase: str(d, "failure_phase"), failureReason: str(d, "failure_reason") }),
+          outcome: str(d, "crd_outcome"),
           completedAt: e.event_timestamp
         }))
+        break
+      }
+      case "orchestrator.lifecycle.cancelled":
+        Object.assign(status, defined({ overallPhase: "Cancelled", message: str(d, "message"), completedAt: e.event_timestamp }))
         break
     }
   }

@@ -3,10 +3,13 @@
  * correlation id, so storage can rebuild an RR from them (`orchestrator.lifecycle.created|completed|failed`,
  * `aianalysis.analysis.completed`, `workflowexecution.selection.completed`, `workflowexecution.execution.started`,
  * and for the signal stream `gateway.signal.received`). Emitting never fails a reconcile; where events go is a layer
- * choice: a sink such as the core Audit layer's `emit`, the log, or a recording for tests.
+ * choice: core's Audit layer (buffered, batched to storage, flushed on shutdown), the log, or a recording for tests.
  */
+import { Audit, AuditConfig, type AuditSettings } from "@kubemend/core/Audit"
 import type { AuditEventCategory, AuditEventRequest } from "@kubemend/core/domain/Audit"
-import { Clock, Context, Effect, Layer, Ref } from "effect"
+import { Metrics } from "@kubemend/core/Metrics"
+import { Storage, type StorageClientOptions } from "@kubemend/core/Storage"
+import { Clock, Config, Context, Effect, Layer, Option, Ref } from "effect"
 
 export interface LifecycleEvent {
   /** Full event type, e.g. `orchestrator.lifecycle.created`. */
@@ -58,6 +61,31 @@ export class LifecycleAudit extends Context.Tag("@kubemend/operator/LifecycleAud
   /** JSON log lines only (no storage configured). */
   static readonly layerLog = LifecycleAudit.layerSink((event) =>
     Effect.logInfo("audit").pipe(Effect.annotateLogs({ audit: event }))
+  )
+
+  /** Into core's Audit layer, which the caller provides. */
+  static readonly layerAudit = Layer.effect(LifecycleAudit, Effect.map(Audit, (audit) => LifecycleAudit.fromSink(audit.emit)))
+
+  /** To the storage service at `options.baseUrl` with a ServiceAccount token (`audit_events_dropped_total{service="operator"}`). */
+  static readonly layerStorage = (options: StorageClientOptions, audit: Partial<AuditSettings> = {}) =>
+    LifecycleAudit.layerAudit.pipe(
+      Layer.provide(Audit.layer),
+      Layer.provide(Layer.mergeAll(Storage.layer(options), AuditConfig.layer("operator", audit), Metrics.Default))
+    )
+
+  /**
+   * From the operator's config, as the gateway and the agent do: with `storage.url` (and `storage.tokenFile` or
+   * `storage.token`, default the pod's ServiceAccount token; `audit.*` for the buffer) events go to storage, so it
+   * can rebuild an RR from them; without it they are logged. Needs Metrics.
+   */
+  static readonly layerConfig = Layer.unwrapEffect(
+    Effect.map(Config.option(Config.string("url").pipe(Config.nested("storage"))), (url) =>
+      Option.isSome(url)
+        ? LifecycleAudit.layerAudit.pipe(
+          Layer.provide(Audit.layer),
+          Layer.provide(Layer.merge(Storage.layerConfig, AuditConfig.layerConfig("operator")))
+        )
+        : LifecycleAudit.layerLog)
   )
 }
 

@@ -26,7 +26,7 @@ import {
   statusField
 } from "./Objects.ts"
 import { preAnalysis } from "./Routing.ts"
-import { type Env, patchStatus, selectionAudit, transition } from "./Transition.ts"
+import { createdAudit, type Env, patchStatus, selectionAudit, transition } from "./Transition.ts"
 
 const now0: Reconciled = { requeueAfter: Duration.zero }
 const priorityBySeverity: Readonly<Record<string, string>> = { critical: "P0", high: "P1", warning: "P2", info: "P3" }
@@ -48,15 +48,7 @@ export const onPending = (env: Env, rr: RemediationRequest, now: number) =>
         }
       }
       : {}
-    if (first) {
-      yield* env.audit.emit({
-        type: "orchestrator.lifecycle.created",
-        category: "orchestration",
-        correlationId: rr.metadata.name,
-        namespace: namespaceOf(rr, env.k8s.namespace),
-        data: { rr_name: rr.metadata.name, namespace: namespaceOf(rr, env.k8s.namespace), timeout_config: start.timeoutConfig }
-      })
-    }
+    if (first) yield* createdAudit(env, rr, start.timeoutConfig)
     const blocked = yield* preAnalysis(env, rr, now)
     if (Option.isSome(blocked)) return yield* block(env, rr, now, blocked.value, start)
     yield* transition(env, rr, now, "Processing", { ...start, processingStartTime: iso(now) })

@@ -1,7 +1,7 @@
 /**
  * The one way an RR changes phase: re-read it and give up if someone else moved it meanwhile (the gateway's cancel
  * must never be overwritten by a transition computed from an older read), write the status, count the transition,
- * keep the blocked gauge, and emit the lifecycle audit event of a terminal phase.
+ * keep the blocked gauge, and emit the lifecycle audit event (`transitioned`, or the terminal phase's own).
  */
 import { isTerminalPhase, type RRPhase } from "@kubemend/core/domain/Phases"
 import type { K8sConflict, K8sNotFound, K8sService, K8sUnavailable } from "@kubemend/core/K8s"
@@ -55,11 +55,29 @@ export const transition = (env: Env, rr: RemediationRequest, now: number, to: RR
     yield* Effect.logInfo(`remediation ${name}: ${from} -> ${to}`).pipe(
       Effect.annotateLogs({ rr: name, from_phase: from, to_phase: to })
     )
-    if (terminal) yield* auditTerminal(env, rr, from, to, status)
+    yield* (terminal ? auditTerminal(env, rr, from, to, status) : auditTransition(env, rr, from, to, status))
     return true
   })
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+
+/** Every non-terminal move, so the trail (and storage's reconstruction) knows the phase an unfinished RR is in. */
+const auditTransition = (env: Env, rr: RemediationRequest, from: RRPhase, to: RRPhase, status: StatusPatch) => {
+  const namespace = namespaceOf(rr, env.k8s.namespace)
+  return env.audit.emit({
+    type: "orchestrator.lifecycle.transitioned",
+    category: "orchestration",
+    correlationId: rr.metadata.name,
+    namespace,
+    data: {
+      rr_name: rr.metadata.name,
+      namespace,
+      from_phase: from,
+      to_phase: to,
+      transition_reason: str(status["blockReason"]) ?? str(status["message"])
+    }
+  })
+}
 
 const auditTerminal = (env: Env, rr: RemediationRequest, from: RRPhase, to: RRPhase, status: StatusPatch) => {
   const namespace = namespaceOf(rr, env.k8s.namespace)
@@ -87,7 +105,9 @@ const auditTerminal = (env: Env, rr: RemediationRequest, from: RRPhase, to: RRPh
         data: {
           ...common,
           failure_phase: str(status["failurePhase"]) ?? str(status["timeoutPhase"]) ?? from,
-          failure_reason: str(status["failureReason"]) ?? str(status["message"])
+          failure_reason: str(status["failureReason"]) ?? str(status["message"]),
+          timeout_phase: str(status["timeoutPhase"]),
+          crd_outcome: str(status["outcome"])
         }
       })
   }
@@ -116,3 +136,37 @@ export const selectionAudit = (
       container_image: wf.executionBundle
     }
   })
+
+/**
+ * First sight of an RR. It carries the signal and target too: whatever created the RR (a signal source, kubectl, the
+ * agent) may not audit, and storage rebuilds the RR's spec from this event when no signal event exists.
+ */
+export const createdAudit = (env: Env, rr: RemediationRequest, timeoutConfig: Record<string, string> | undefined) => {
+  const namespace = namespaceOf(rr, env.k8s.namespace)
+  const spec = rr.spec
+  const target = spec.targetResource
+  return env.audit.emit({
+    type: "orchestrator.lifecycle.created",
+    category: "orchestration",
+    correlationId: rr.metadata.name,
+    namespace,
+    resource: { type: "RemediationRequest", id: rr.metadata.name },
+    data: {
+      rr_name: rr.metadata.name,
+      namespace,
+      timeout_config: timeoutConfig,
+      signal_name: spec.signalName,
+      fingerprint: spec.signalFingerprint,
+      severity: spec.severity,
+      signal_type: spec.signalType,
+      signal_source: spec.signalSource,
+      target_kind: target.kind,
+      target_name: target.name,
+      target_namespace: target.namespace,
+      target_api_version: target.apiVersion,
+      signal_labels: spec.signalLabels,
+      signal_annotations: spec.signalAnnotations,
+      original_payload: spec.originalPayload
+    }
+  })
+}

@@ -4,7 +4,8 @@
  * - `LifecycleLive`: the orchestrator, the analysis controller, the execution simulator and the signal stream (the
  *   last two when enabled), given K8s, Cluster, Metrics, ControllerMetrics, LifecycleConfig and LifecycleAudit.
  * - `LifecycleOperatorLive`: the same for the operator process, building K8s and Cluster from the operator config
- *   (`kubeconfig`, `apiGroup`) and `lifecycle.namespace`; audit events go to the log until a sink is given.
+ *   (`kubeconfig`, `apiGroup`) and `lifecycle.namespace`; audit events go to storage when `storage.url` is set
+ *   (`LifecycleAudit.layerConfig`), else to the log.
  * - `layerInProcess(options)`: against a given kubeconfig (the dev API server), for the local platform and tests.
  */
 import { FileSystem } from "@effect/platform"
@@ -85,7 +86,7 @@ export const LifecycleOperatorLive = LifecycleLive.pipe(
   Layer.provide(Layer.mergeAll(
     OperatorConfig.layerConfig,
     LifecycleConfig.layerConfig,
-    LifecycleAudit.layerLog,
+    LifecycleAudit.layerConfig.pipe(Layer.provide(Metrics.Default)),
     ControllerMetrics.Default,
     Metrics.Default
   ))

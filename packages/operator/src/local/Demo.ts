@@ -3,9 +3,14 @@
  * several phases, a pending approval with a recommendation, an analysis with an interactive session, and the
  * workflows the storage catalog offers. Objects are written through the dev API server like any other client.
  */
+import { parseWorkflowContent } from "@kubemend/core/StorageApi/WorkflowContent"
+import { Either } from "effect"
 import { createHash } from "node:crypto"
 
 export const demoNamespace = "demo-shop"
+
+/** Version of the demo workflows in the catalog. */
+export const workflowVersion = "1.1.0"
 
 const fingerprint = (text: string) => createHash("sha256").update(text).digest("hex")
 
@@ -105,7 +110,7 @@ export const analyses = (apiGroup: string, now: Date) => [
     status: {
       phase: "Completed",
       investigationSession: { id: "5b0e7a52-3f0c-4d55-9a61-1f2f7f7c9e11", createdAt: minutesAgo(now, 11) },
-      selectedWorkflow: { workflowId: "increase-memory-limit", version: "1.0.0", workflowName: "increase-memory-limit", actionType: "IncreaseMemoryLimit", confidence: 0.72 },
+      selectedWorkflow: { workflowId: workflowIdOf("increase-memory-limit"), version: workflowVersion, workflowName: "increase-memory-limit", actionType: "IncreaseMemoryLimit", confidence: 0.72 },
       rootCauseAnalysis: {
         summary: "checkout is OOMKilled: its 128Mi limit is below the 190Mi working set since release 1.4.2",
         severity: "critical",
@@ -129,7 +134,7 @@ export const approvals = (apiGroup: string, now: Date) => [
       confidenceLevel: "medium",
       whyApprovalRequired: "confidence 0.72 is below the auto-approval threshold 0.8",
       investigationSummary: "checkout pods are OOMKilled (exit 137) 14 times in 12 minutes; the limit is 128Mi",
-      recommendedWorkflow: { workflowId: "increase-memory-limit", version: "1.0.0", workflowName: "increase-memory-limit", rationale: "raise the limit to 256Mi" },
+      recommendedWorkflow: { workflowId: workflowIdOf("increase-memory-limit"), version: workflowVersion, workflowName: "increase-memory-limit", rationale: "raise the limit to 256Mi" },
       recommendedActions: [{ action: "Raise checkout memory limit to 256Mi", rationale: "working set peaks at 190Mi" }],
       evidenceCollected: ["pod checkout-7d9f8b6c5-x2x7q lastState OOMKilled", "event BackOff x14"],
       alternativesConsidered: [{ approach: "restart the pods", prosCons: "fast, but the OOM returns within minutes" }],
@@ -139,7 +144,12 @@ export const approvals = (apiGroup: string, now: Date) => [
   }
 ]
 
-/** RemediationWorkflow documents registered in the storage catalog. */
+/**
+ * RemediationWorkflow documents registered in the storage catalog. Their labels accept any component, environment
+ * and priority, so discovery finds them for every demo incident (interactive ones too, whose severity is unknown).
+ * The version is bumped with every content change: a `.data/` kept from an earlier run refuses the same version
+ * with different content.
+ */
 export const workflowDocuments = [
   { name: "increase-memory-limit", actionType: "IncreaseMemoryLimit", what: "Raise a container's memory limit", whenToUse: "OOMKilled containers whose working set exceeds the limit" },
   { name: "restart-pod", actionType: "RestartPod", what: "Delete a pod so its controller recreates it", whenToUse: "A pod stuck in a bad state that a restart clears" },
@@ -152,19 +162,19 @@ export const workflowDocuments = [
     "metadata:",
     `  name: ${w.name}`,
     "spec:",
-    "  version: 1.0.0",
+    `  version: ${workflowVersion}`,
     `  actionType: ${w.actionType}`,
     "  description:",
     `    what: ${w.what}`,
     `    whenToUse: ${w.whenToUse}`,
     "  labels:",
-    "    severity: [critical, high]",
-    "    component: [deployment, pod]",
-    "    environment: [production, staging]",
-    "    priority: P1",
+    "    severity: [critical, high, warning]",
+    "    component: ['*']",
+    "    environment: ['*']",
+    "    priority: '*'",
     "  execution:",
     "    engine: job",
-    `    bundle: registry.example/kubemend/${w.name}:1.0.0`,
+    `    bundle: registry.example/kubemend/${w.name}:${workflowVersion}`,
     "  parameters:",
     "    - name: TARGET_NAME",
     "      type: string",
@@ -177,3 +187,10 @@ export const workflowDocuments = [
     "      required: true"
   ].join("\n") + "\n"
 }))
+
+/** The catalog id storage gives a demo workflow (deterministic: UUIDv5 of its content hash). */
+export const workflowIdOf = (name: string): string => {
+  const doc = workflowDocuments.find((w) => w.name === name)
+  if (doc === undefined) throw new Error(`no demo workflow named ${name}`)
+  return Either.getOrThrowWith(parseWorkflowContent(doc.content), (e) => new Error(e)).workflowId
+}

@@ -6,17 +6,19 @@ import { make as makeAlerts } from "@kubemend/core/devkit/Alerts"
 import * as ScriptedLlm from "@kubemend/core/devkit/ScriptedLlm"
 import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { noConsole, personas } from "@kubemend/core/Personas"
+import { duration, formatGoDuration } from "@kubemend/core/Config"
 import { StorageApi } from "@kubemend/core/StorageApi"
-import { Config, Duration, Effect, Either, Layer } from "effect"
+import { Config, Duration, Effect, Either, Layer, Redacted } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
-import { layerInProcess as lifecycleInProcess } from "../Lifecycle/index.ts"
+import { LifecycleAudit, layerInProcess as lifecycleInProcess } from "../Lifecycle/index.ts"
 import { layerInProcess } from "../Operator.ts"
 import { renderServiceConfigs } from "../Platform/RenderConfig.ts"
 import { runLocalKubelet } from "./Kubelet.ts"
 import { seedCluster, serviceIdentity } from "./Cluster.ts"
 import { demoNamespace, workflowDocuments } from "./Demo.ts"
+import { localScripts } from "./Investigations.ts"
 import { choosePorts } from "./Ports.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
 import { apiGroup, audience, llmFrom, namespace, platformCr, referencedObjects, toolPrefix } from "./Platform.ts"
@@ -39,30 +41,60 @@ const registerWorkflows = (storageUrl: string, token: string) =>
     }
   }).pipe(Effect.provide(FetchHttpClient.layer))
 
+/**
+ * The platform CR with the local stabilization window. The CR's own settings win over the operator's config (and the
+ * API server fills in the CRD's 5-minute default), so the pace a person watches is set in the CR.
+ */
+const paced = <A extends { readonly spec: object }>(cr: A, stabilization: Duration.Duration): A => {
+  const spec = cr.spec as Record<string, unknown>
+  const orchestrator = (spec["remediationOrchestrator"] ?? {}) as Record<string, unknown>
+  return {
+    ...cr,
+    spec: {
+      ...spec,
+      remediationOrchestrator: {
+        ...orchestrator,
+        effectivenessAssessment: {
+          ...(orchestrator["effectivenessAssessment"] as object | undefined),
+          stabilizationWindow: formatGoDuration(stabilization)
+        }
+      }
+    }
+  }
+}
+
 export const localPlatform = Effect.gen(function* () {
   const started = Date.now()
   const autoPorts = (yield* Config.string("LOCAL_PORTS").pipe(Config.withDefault("fixed"))) === "auto"
   const quiet = (yield* Config.string("LOCAL_QUIET").pipe(Config.withDefault("false"))) === "true"
   // State lives under the repo by default; tests point it elsewhere so they never touch a developer's platform.
   const stateRoot = yield* Config.string("LOCAL_STATE_DIR").pipe(Config.withDefault(root))
+  // The pace of the remediations a person watches (tests shorten it): how long a simulated workflow runs, how long
+  // the assessment waits before calling it effective, and how often the signal stream creates a new RR.
+  const pace = yield* Config.all({
+    execution: duration("LOCAL_EXECUTION_TIME").pipe(Config.withDefault(Duration.seconds(20))),
+    stabilization: duration("LOCAL_STABILIZATION_WINDOW").pipe(Config.withDefault(Duration.minutes(1))),
+    signals: duration("LOCAL_SIGNAL_INTERVAL").pipe(Config.withDefault(Duration.seconds(45)))
+  })
   const dir = Path.join(stateRoot, ".local")
   Fs.mkdirSync(dir, { recursive: true })
   const ports = yield* choosePorts(autoPorts)
 
   const kube = yield* DevKube.scoped({ port: ports.kube, apiGroup })
   const issuer = yield* makeIssuer({ port: ports.issuer, audience })
-  const llmServer = yield* ScriptedLlm.scoped({ port: ports.llm })
+  const llmServer = yield* ScriptedLlm.scoped({ port: ports.llm, scripts: localScripts })
   const alerts = yield* makeAlerts({ port: ports.alerts })
   const llm = llmFrom(process.env, llmServer.url)
 
-  const cr = platformCr(issuer.url, llm, alerts.url)
+  const cr = paced(platformCr(issuer.url, llm, alerts.url), pace.stabilization)
   yield* seedCluster(kube, root, [...referencedObjects(llm), cr])
   const spec = Either.getOrThrowWith(decodePlatformSpec(cr.spec), (issues) => new Error(JSON.stringify(issues)))
 
   const identities = {
     gateway: yield* serviceIdentity(kube, dir, "gateway"),
     agent: yield* serviceIdentity(kube, dir, "agent"),
-    storage: yield* serviceIdentity(kube, dir, "storage")
+    storage: yield* serviceIdentity(kube, dir, "storage"),
+    operator: yield* serviceIdentity(kube, dir, "operator")
   }
   const url = (port: number) => `http://127.0.0.1:${port}`
   const apiKeyFile = Path.join(dir, "llm-api-key")
@@ -110,15 +142,17 @@ export const localPlatform = Effect.gen(function* () {
   })
   yield* Layer.build(layerInProcess({ kubeconfig: kube.kubeConfig(), apiGroup }))
   // The remediation lifecycle: analyses through the agent's REST contract, approvals, blocks, executions that a
-  // simulator completes, and a trickle of new signals so a connected client sees remediations move.
+  // simulator completes, and a trickle of new signals so a connected client sees remediations move. Its audit
+  // events go to storage with the operator's own ServiceAccount token, so storage can rebuild every RR.
   yield* Layer.build(
     lifecycleInProcess({
       kubeconfig: kube.kubeConfig(),
       namespace,
       apiGroup,
       agentUrl: url(ports.agent.port),
-      simulator: { enabled: true, completeAfter: Duration.seconds(20) },
-      signals: { enabled: true, namespace: demoNamespace }
+      simulator: { enabled: true, completeAfter: pace.execution },
+      signals: { enabled: true, namespace: demoNamespace, interval: pace.signals },
+      audit: LifecycleAudit.layerStorage({ baseUrl: url(ports.storage.port), token: Redacted.make(identities.operator.token) })
     })
   )
 
@@ -137,7 +171,7 @@ export const localPlatform = Effect.gen(function* () {
     apiGroup,
     toolPrefix,
     tokens,
-    serviceTokens: { gateway: identities.gateway.token, agent: identities.agent.token }
+    serviceTokens: { gateway: identities.gateway.token, agent: identities.agent.token, operator: identities.operator.token }
   }
   Fs.writeFileSync(Path.join(dir, "stack.json"), JSON.stringify(stack, null, 2) + "\n")
   printSummary(stack, Date.now() - started)

@@ -17,7 +17,8 @@ export interface StackJson {
   readonly apiGroup: string
   readonly toolPrefix: string
   readonly tokens: Readonly<Record<string, string>>
-  readonly serviceTokens: { readonly gateway: string; readonly agent: string }
+  /** ServiceAccount tokens TokenReview accepts (storage takes any of them). */
+  readonly serviceTokens: { readonly gateway: string; readonly agent: string; readonly operator: string }
 }
 
 export const printSummary = (stack: StackJson, elapsedMs: number) => {
