@@ -7,6 +7,7 @@
  */
 import { Cause, Deferred, Duration, Effect, Either, FiberSet, Queue, Stream } from "effect"
 import { randomUUID } from "node:crypto"
+import { graceOver, type Shutdown } from "@kubemend/core/Drain"
 import { LlmCapacityExhausted } from "@kubemend/core/Errors"
 import { Llm } from "@kubemend/core/Llm"
 import { K8s } from "@kubemend/core/K8s"
@@ -38,25 +39,6 @@ const notificationText = (params: unknown): string => {
   if (typeof data === "string") return data
   const d = (typeof data === "object" && data !== null ? data : {}) as Record<string, unknown>
   return typeof d.message === "string" ? d.message : typeof d.text === "string" ? d.text : JSON.stringify(data)
-}
-
-/**
- * The gateway's drain as a task sees it. The listener's Drain is built after this service, so it comes with each
- * request (as the status hub gets it).
- */
-export interface Shutdown {
-  /** Completed when the gateway starts draining. */
-  readonly started: Deferred.Deferred<void>
-  /** Counts `effect` as in-flight work the drain waits for. */
-  readonly track: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /** How long a running task may still take once draining starts. */
-  readonly grace: Duration.Duration
-}
-
-/** The part of the drain time a task may use; the rest sends its final event and closes the connection. */
-export const graceOf = (drainTimeout: Duration.Duration): Duration.Duration => {
-  const total = Duration.toMillis(drainTimeout)
-  return Duration.millis(total - Math.min(1000, total / 5))
 }
 
 /** How long a started task waits for its request to subscribe before running anyway. */
@@ -110,10 +92,7 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
           ...who, type: "triage.started", outcome: "success",
           data: { persona: personaOf(caller.principal.groups), task_id: task.id, session_id: task.contextId }
         })
-        const stopped = Deferred.await(shutdown.started).pipe(
-          Effect.zipRight(Effect.sleep(shutdown.grace)),
-          Effect.as(Either.left("shutdown" as const))
-        )
+        const stopped = graceOver(shutdown).pipe(Effect.as(Either.left("shutdown" as const)))
         const outcome = yield* Effect.race(
           work(task, caller, text).pipe(
             Effect.timeoutFail({ duration: config.taskTimeout, onTimeout: () => "timeout" as const }),

@@ -13,7 +13,7 @@ import { toJsonRpcError } from "@kubemend/core/Wire"
 import { readBody } from "../Edge/Body.ts"
 import { type Caller, Edge } from "../Edge/Chain.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
-import { A2aAgent, graceOf, type Shutdown } from "./Agent.ts"
+import { A2aAgent } from "./Agent.ts"
 import { a2aErrorObject, PushNotificationNotSupported, UnsupportedOperation } from "./Errors.ts"
 import type { TaskEvent, TaskView } from "./Model.ts"
 import * as Protocol from "./Protocol.ts"
@@ -37,11 +37,11 @@ const sse = (id: JsonRpc.JsonRpcId, results: Stream.Stream<unknown>) =>
 const taskStream = (v: Protocol.Version, snapshot: TaskView, events: Stream.Stream<TaskEvent>) =>
   Stream.concat(Stream.make(Protocol.streamTask(v, snapshot)), Stream.map(events, (e) => Protocol.streamEvent(v, e)))
 
-/** The drain as tasks see it (see `Shutdown`). */
+/** The drain as tasks see it (the listener's Drain is built after the agent, so it comes with each request). */
 const shutdownOf = Effect.gen(function* () {
   const drain = yield* Drain
   const { drainTimeout } = yield* ServerConfig
-  return { started: drain.started, track: drain.track, grace: graceOf(drainTimeout) } satisfies Shutdown
+  return drain.shutdown(drainTimeout)
 })
 
 /** One decoded request, answered. */
