@@ -122,7 +122,7 @@ layer(AgentTest({ scripts: [happy, slow, endless, noAction], config: { maxTurns:
       assert.strictEqual(stream.status, 404)
     }))
 
-  it.effect("400 validation problem for a bad request body", () =>
+  it.effect("400 validation problem for a bad request body, 413 for an oversized one", () =>
     Effect.gen(function* () {
       const res = yield* fetchRaw("/api/v1/incident/analyze", {
         method: "POST",
@@ -136,6 +136,13 @@ layer(AgentTest({ scripts: [happy, slow, endless, noAction], config: { maxTurns:
       assert.strictEqual(body["title"], "Bad Request")
       const junk = yield* fetchRaw("/api/v1/incident/analyze", { method: "POST", headers: { "content-type": "application/json" }, body: "{" })
       assert.strictEqual(junk.status, 400)
+      const huge = yield* fetchRaw("/api/v1/incident/analyze", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ incident_id: "x", error_message: "x".repeat(2 * 1024 * 1024) })
+      })
+      assert.strictEqual(huge.status, 413)
+      assert.strictEqual(huge.headers.get("content-type"), "application/problem+json")
     }))
 
   it.effect("maxTurns ends the session failed with a reason", () =>

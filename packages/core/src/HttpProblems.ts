@@ -1,0 +1,77 @@
+/**
+ * The HTTP edge of an `HttpApi` service, shared by storage and the agent: a request body limit and one rule for
+ * every failure, so each 4xx/5xx is `application/problem+json` with its own status.
+ */
+import { type HttpApi, HttpApiBuilder, type HttpApiGroup, HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { Cause, Effect, Option } from "effect"
+import { type DomainError, InternalError, NotFound, PayloadTooLarge, ValidationError } from "./Errors.ts"
+import { type ProblemBody, ProblemContentType } from "./Problem.ts"
+import { problemResponse } from "./Wire.ts"
+
+/** 413 from `Content-Length` before anything is read; chunked bodies are cut at the limit while reading. */
+export const bodyLimit = (limitBytes: number) =>
+  HttpMiddleware.make((app) =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const length = Number(request.headers["content-length"] ?? "0")
+      if (Number.isFinite(length) && length > limitBytes) {
+        return yield* problemResponse(new PayloadTooLarge({ limitBytes }), request.url)
+      }
+      return yield* HttpIncomingMessage.withMaxBodySize(app, Option.some(limitBytes))
+    })
+  )
+
+const maxBytesExceeded = (e: HttpServerError.RequestError) =>
+  e.cause instanceof Error && e.cause.message.includes("maxBytes exceeded")
+
+/** Maps what the framework raised (as a failure or a defect) to the problem a client should see. */
+const frameworkProblem = (error: unknown, limitBytes: number): Option.Option<DomainError> => {
+  if (error instanceof HttpApiDecodeError) return Option.some(new ValidationError({ detail: error.message }))
+  if (!HttpServerError.isServerError(error)) return Option.none()
+  if (error._tag === "RequestError") {
+    return Option.some(
+      maxBytesExceeded(error) ? new PayloadTooLarge({ limitBytes }) : new ValidationError({ detail: "the request body is not valid JSON" })
+    )
+  }
+  if (error._tag === "RouteNotFound") {
+    return Option.some(new NotFound({ resource: "route", id: error.request.url, detail: `no route for ${error.request.method} ${error.request.url}` }))
+  }
+  return Option.none()
+}
+
+const isProblemBody = (u: unknown): u is ProblemBody =>
+  typeof u === "object" && u !== null && typeof (u as ProblemBody).status === "number" &&
+  typeof (u as ProblemBody).type === "string" && typeof (u as ProblemBody).title === "string"
+
+/**
+ * Writes a Problem value with the status it carries. (The Problem classes are structurally identical, so letting
+ * the HttpApi encoder pick the class of a union would answer with the status of whichever class comes first.)
+ */
+const problemBodyResponse = (body: ProblemBody) =>
+  HttpServerResponse.text(JSON.stringify(body), { status: body.status, contentType: ProblemContentType })
+
+/**
+ * API-level middleware: schema decode failures 400 `validation-error`, bad or oversized bodies 400/413, unknown
+ * routes 404, Problems raised by handlers and auth middleware as they are, anything else a logged 500 without
+ * internals.
+ */
+export const problemMiddleware = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>,
+  limitBytes: number
+) =>
+  HttpApiBuilder.middleware(api, (app) =>
+    Effect.catchAllCause(app, (cause) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
+        const error: unknown = Option.getOrElse(Cause.failureOption(cause as Cause.Cause<unknown>), () =>
+          Option.getOrUndefined(Cause.dieOption(cause)))
+        const mapped = frameworkProblem(error, limitBytes)
+        if (Option.isSome(mapped)) return yield* problemResponse(mapped.value, request.url)
+        if (isProblemBody(error)) return problemBodyResponse(error)
+        yield* Effect.logError("request failed", cause)
+        return yield* problemResponse(new InternalError({}), request.url)
+      })
+    )
+  )
