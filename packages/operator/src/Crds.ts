@@ -1,8 +1,8 @@
 /**
  * CustomResourceDefinitions generated from the domain schemas (never kept by hand): the platform CR with its CEL
- * rules, and the remediation CRs the platform reads. Effect's JSON Schema is turned into a structural schema (no
- * `$schema`/`$id`/titles/descriptions, no `additionalProperties: false`, which the API server rejects next to
- * `properties`; unknown fields are pruned instead).
+ * rules, and every remediation CR the platform and its lifecycle controllers read or write. Effect's JSON Schema is
+ * turned into a structural schema (no `$schema`/`$id`/titles/descriptions, no `additionalProperties: false`, which
+ * the API server rejects next to `properties`; unknown fields are pruned instead).
  */
 import type { KubeObject } from "@kubemend/core/K8s"
 import * as Domain from "@kubemend/core/domain/index"
@@ -110,7 +110,11 @@ export const renderCrds = (apiGroup: string = Domain.DefaultApiGroup): ReadonlyA
   crd(apiGroup, { kind: Domain.RARKind, plural: Domain.RARPlural, schema: Domain.RemediationApprovalRequest, shortNames: ["rar"] }),
   crd(apiGroup, { kind: Domain.AIAnalysisKind, plural: Domain.AIAnalysisPlural, schema: Domain.AIAnalysis, shortNames: ["aia"], phasePath: ".status.phase" }),
   crd(apiGroup, { kind: Domain.InvestigationSessionKind, plural: Domain.InvestigationSessionPlural, schema: Domain.InvestigationSession }),
-  crd(apiGroup, { kind: Domain.WorkflowExecutionKind, plural: Domain.WorkflowExecutionPlural, schema: Domain.WorkflowExecution, shortNames: ["wfe"], phasePath: ".status.phase" })
+  crd(apiGroup, { kind: Domain.WorkflowExecutionKind, plural: Domain.WorkflowExecutionPlural, schema: Domain.WorkflowExecution, shortNames: ["wfe"], phasePath: ".status.phase" }),
+  // The remaining children of an RR the lifecycle controllers create (SignalProcessing, assessment, notification).
+  crd(apiGroup, { kind: Domain.SignalProcessingKind, plural: Domain.SignalProcessingPlural, schema: Domain.SignalProcessingResource, shortNames: ["sp"], phasePath: ".status.phase" }),
+  crd(apiGroup, { kind: Domain.EffectivenessAssessmentKind, plural: Domain.EffectivenessAssessmentPlural, schema: Domain.EffectivenessAssessment, shortNames: ["ea"], phasePath: ".status.phase" }),
+  crd(apiGroup, { kind: Domain.NotificationRequestKind, plural: Domain.NotificationRequestPlural, schema: Domain.NotificationRequest, shortNames: ["nr"], phasePath: ".status.phase" })
 ]
 
 /** File name of a CRD under `deploy/crds/` (controller-gen's `<group>_<plural>.yaml`). */

@@ -36,6 +36,7 @@ export { LifecycleConfig, type LifecycleOverrides, type LifecycleSettings } from
 export { LifecycleMetrics } from "./LifecycleMetrics.ts"
 export { OrchestratorReconciler } from "./Orchestrator.ts"
 export { applyPlatformSpec, PlatformSettings } from "./PlatformSettings.ts"
+export { type LifecycleAccess, LifecycleRbac, lifecycleRbac, managedTargetResources } from "./Rbac.ts"
 export { runSignals, SignalsLive } from "./Signals.ts"
 export { ExecutionSimulator } from "./Simulator.ts"
 export { ManagedTargets } from "./Targets.ts"

@@ -1,0 +1,77 @@
+/**
+ * What the lifecycle controllers do to the cluster, as RBAC: one row per (API group, resource) with the verbs their
+ * K8s and Cluster calls use and who makes them. The operator's ClusterRole in deploy/operator/operator.yaml must grant
+ * every row and nothing more for these resources; test/Deploy.test.ts checks the manifest against this table and runs
+ * the pipeline as the operator's ServiceAccount, so a controller that starts making a new call fails that test until
+ * the call has a row here and a rule in the manifest.
+ *
+ * Discovery (`/api`, `/apis/...`, which the REST mapper reads before a target lookup) is not listed: clusters grant it
+ * to every authenticated user (`system:discovery`).
+ */
+import type { CrPlural } from "@kubemend/core/K8s"
+import { DefaultApiGroup } from "@kubemend/core/domain/Meta"
+
+export type Verb = "get" | "list" | "watch" | "create" | "patch" | "delete"
+
+export interface LifecycleAccess {
+  /** API group (`""` is the core group). */
+  readonly group: string
+  /** Plural resource, `<plural>/status` for the status subresource. */
+  readonly resource: string
+  readonly verbs: ReadonlyArray<Verb>
+  /** Which controller makes these calls. */
+  readonly why: string
+  /** Only the local platform's demo parts make these calls (off in a cluster, so the manifest does not grant them). */
+  readonly localOnly?: true
+}
+
+/**
+ * Kinds a remediation targets whose own `{api_group}/managed` label is read when their namespace has none (`get`
+ * only). Kept to the workload kinds: a wildcard would also grant Secrets.
+ */
+export const managedTargetResources: ReadonlyArray<{ readonly group: string; readonly resources: ReadonlyArray<string> }> = [
+  { group: "", resources: ["pods"] },
+  { group: "apps", resources: ["deployments", "statefulsets", "daemonsets", "replicasets"] },
+  { group: "batch", resources: ["jobs", "cronjobs"] }
+]
+
+/** The table for the platform's API group. */
+export const lifecycleRbac = (apiGroup: string = DefaultApiGroup): ReadonlyArray<LifecycleAccess> => {
+  const cr = (plural: CrPlural, verbs: ReadonlyArray<Verb>, why: string): LifecycleAccess => ({ group: apiGroup, resource: plural, verbs, why })
+  const status = (plural: CrPlural, why: string): LifecycleAccess => ({ group: apiGroup, resource: `${plural}/status`, verbs: ["patch"], why })
+  return [
+    cr("remediationrequests", ["get", "list", "watch", "delete"], "orchestrator: watch + resync, routing reads other RRs, GC deletes"),
+    status("remediationrequests", "orchestrator: every phase transition, block and timeout"),
+    {
+      group: apiGroup,
+      resource: "remediationrequests",
+      verbs: ["create"],
+      why: "the local platform's signal stream (lifecycle.signals.enabled)",
+      localOnly: true
+    },
+    cr("aianalyses", ["get", "list", "watch", "create", "delete"], "orchestrator creates one per attempt; analysis controller watches; cascade, GC"),
+    status("aianalyses", "analysis controller: session, phase and result; cascade: Failed/ParentCancelled"),
+    cr("remediationapprovalrequests", ["get", "list", "watch", "create", "delete"], "approval: created below the confidence threshold, watched for decisions; GC"),
+    status("remediationapprovalrequests", "approval: requiredBy/timeRemaining, Expired decision"),
+    cr("workflowexecutions", ["get", "list", "watch", "create", "delete"], "execution: created when approved, watched for completion; routing (ResourceBusy, RecentlyRemediated); GC"),
+    status("workflowexecutions", "cascade: Failed (the local platform's simulator also completes them)"),
+    cr("signalprocessings", ["get", "list", "create", "delete"], "Processing: one per RR; cascade, GC"),
+    status("signalprocessings", "Processing: classification; cascade: Failed"),
+    cr("effectivenessassessments", ["get", "list", "create", "delete"], "Verifying: one per executed RR; GC"),
+    status("effectivenessassessments", "Verifying: assessAfter, then the assessment"),
+    cr("notificationrequests", ["list", "create", "delete"], "escalation to the ops channel; GC (a notification controller owns their status)"),
+    cr("kubemends", ["list"], "platform settings: the CR's remediationOrchestrator/aiAnalysis overrides"),
+    { group: "", resource: "namespaces", verbs: ["get"], why: "routing: the target namespace's managed label (UnmanagedResource)" },
+    ...managedTargetResources.flatMap(({ group, resources }) =>
+      resources.map((resource): LifecycleAccess => ({
+        group,
+        resource,
+        verbs: ["get"],
+        why: "routing: the target's own managed label when its namespace has none"
+      }))
+    )
+  ]
+}
+
+/** The table for the default API group (`kubemend.io`), as deploy/ installs it. */
+export const LifecycleRbac: ReadonlyArray<LifecycleAccess> = lifecycleRbac()
