@@ -35,7 +35,10 @@ export class ManagedTargets extends Context.Tag("@kubemend/operator/ManagedTarge
           Effect.catchTags({
             K8sNotFound: () => Effect.succeed(Option.none()),
             K8sAmbiguousKind: () => Effect.succeed(Option.none()),
-            K8sUnknownKind: () => Effect.succeed(Option.none())
+            K8sUnknownKind: () => Effect.succeed(Option.none()),
+            // The operator may read only the kinds its ClusterRole names (`Rbac.ts`); a target it may not read shows
+            // no label, so it blocks as UnmanagedResource (until its namespace is labeled) instead of retrying forever.
+            K8sUnavailable: (e) => e.status === 403 ? Effect.succeed(Option.none()) : Effect.fail(e)
           })
         )
       return {
