@@ -156,6 +156,12 @@ describe("platform reconcile", () => {
       expect(policies).toContain("kubemend-metrics-ingress")
       const deny = w.kube.get("networking.k8s.io/v1", "NetworkPolicy", "kubemend-default-deny-ingress", namespace) as any
       expect(deny.spec).toEqual({ podSelector: {}, policyTypes: ["Ingress"] })
+      // The operator's lifecycle controllers (in their own namespace) still reach the agent and storage.
+      const operatorPeer = { namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "kubemend-operator" } } }
+      for (const svc of ["agent", "storage"]) {
+        const p = w.kube.get("networking.k8s.io/v1", "NetworkPolicy", `kubemend-${svc}-ingress`, namespace) as any
+        expect(p.spec.ingress[0].from).toContainEqual(operatorPeer)
+      }
 
       w.updateSpec(spec())
       yield* w.reconcile

@@ -1,6 +1,7 @@
 /**
  * Network policies of the platform namespace when `networkPolicies.enabled`: default-deny ingress, then the paths
- * between services (gateway -> agent, gateway/agent/migration -> storage, console -> gateway), scraping from the
+ * between services (gateway -> agent, gateway/agent/migration -> storage, console -> gateway, and the operator's
+ * lifecycle controllers -> agent and storage, from whichever namespace the operator runs in), scraping from the
  * monitoring namespace, outside traffic to the gateway from `gatewayIngressNamespaces` (any namespace when unset),
  * and the pods' egress: DNS, the API server (`apiServerCIDR`, else the discovered endpoint addresses), PostgreSQL,
  * monitoring and HTTPS.
@@ -44,6 +45,8 @@ export const renderNetworkPolicies = (spec: PlatformSpec, ctx: NetworkPolicyCont
     spec: body
   })
   const tcp = (port: number) => ({ protocol: "TCP", port })
+  // The operator's pod (deploy/operator/operator.yaml) drives the agent's REST API and audits to storage.
+  const operatorPods = { namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "kubemend-operator" } } }
   const platformPods = { podSelector: { matchLabels: { "app.kubernetes.io/instance": instance } } }
   const ingressFrom = np.gatewayIngressNamespaces === undefined || np.gatewayIngressNamespaces.length === 0
     ? [{ namespaceSelector: {} }]
@@ -63,12 +66,12 @@ export const renderNetworkPolicies = (spec: PlatformSpec, ctx: NetworkPolicyCont
     policy("kubemend-agent-ingress", {
       ...pods("agent"),
       policyTypes: ["Ingress"],
-      ingress: [{ from: [pods("gateway")], ports: [tcp(apiPorts.agent)] }]
+      ingress: [{ from: [pods("gateway"), operatorPods], ports: [tcp(apiPorts.agent)] }]
     }),
     policy("kubemend-storage-ingress", {
       ...pods("storage"),
       policyTypes: ["Ingress"],
-      ingress: [{ from: [pods("gateway"), pods("agent")], ports: [tcp(apiPorts.storage)] }]
+      ingress: [{ from: [pods("gateway"), pods("agent"), operatorPods], ports: [tcp(apiPorts.storage)] }]
     }),
     ...(spec.console.enabled
       ? [policy("kubemend-console-ingress", { ...pods("console"), policyTypes: ["Ingress"], ingress: [{ ports: [tcp(consolePort)] }] })]
