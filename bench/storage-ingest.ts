@@ -1,11 +1,16 @@
 /**
  * Storage ingest: events/s of 1000-event hash-chained batches POSTed to the real storage service over HTTP, next to
  * the same rows written straight into the same database with raw `COPY … FROM STDIN` and with a multi-row INSERT
- * (into tables with the same columns and indexes, no chain, no triggers), in the same run; then hash-chain
- * verification events/s (through the API, and the pure walk in process).
+ * (into tables with the same columns and indexes, no chain, no triggers); then hash-chain verification events/s:
+ * through the API, in process through the same read path (no HTTP), and the pure walk over rows already fetched.
+ *
+ * Every mode runs once per round, the rounds interleaved (COPY, INSERT, HTTP, HTTP with 4 in flight, verify), so a
+ * neighbour's load on this machine hits them alike; the table shows each mode's median round and the spread. All
+ * inputs (COPY text, INSERT parameters, request bodies) are built before a mode is timed, and every mode is warmed
+ * up first (JIT, pool, plan cache).
  *
  *   node --import tsx bench/storage-ingest.ts            # embedded PostgreSQL, or DATABASE_URL / TEST_DATABASE_URL
- *   BATCHES=50 node --import tsx bench/storage-ingest.ts
+ *   ROUNDS=7 BATCHES=20 node --import tsx bench/storage-ingest.ts
  */
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
@@ -19,11 +24,12 @@ import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { StorageServiceLive } from "../packages/storage/src/Api.ts"
-import { makeHasher } from "../packages/storage/src/Chain.ts"
+import { AuditWriter } from "../packages/storage/src/AuditWriter.ts"
+import { ChainWalk, verifyChain } from "../packages/storage/src/Chain.ts"
+import { AuditRepo } from "../packages/storage/src/Db/AuditRepo.ts"
 import { auditColumns, type AuditRow, toChainRow } from "../packages/storage/src/Db/AuditRows.ts"
 import * as EmbeddedPg from "../packages/storage/src/EmbeddedPg.ts"
 import { StorageConfig } from "../packages/storage/src/StorageConfig.ts"
-import { verifyChain } from "../packages/storage/src/Chain.ts"
 
 /** The few `pg` calls the COPY baseline needs (`pg` ships no types; @effect/sql-pg does not expose COPY). */
 interface PgConnection {
@@ -92,13 +98,13 @@ const rowOf = (e: Event, i: number, b: number) => [
 const copyText = (rows: ReadonlyArray<ReadonlyArray<unknown>>) =>
   rows.map((r) => r.map((v) => String(v).replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n")).join("\t")).join("\n") + "\n"
 
-const timed = <A, E, R>(effect: Effect.Effect<A, E, R>, label: string) =>
-  Effect.gen(function* () {
-    process.stderr.write(`${label}…\n`)
-    const start = performance.now()
-    const result = yield* effect
-    return [result, (performance.now() - start) / 1000] as const
-  })
+const seconds = async (f: () => Promise<unknown>) => {
+  const start = performance.now()
+  await f()
+  return (performance.now() - start) / 1000
+}
+
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
 
 /** A temp directory removed when the run ends. */
 const tempDir = (prefix: string) =>
@@ -114,6 +120,7 @@ const tempDir = (prefix: string) =>
 const tempPgDir = Effect.map(tempDir("bench-pg-"), (dir) => Path.join(dir, "postgres"))
 
 const program = Effect.gen(function* () {
+  const rounds = yield* Config.integer("ROUNDS").pipe(Config.withDefault(5))
   const batches = yield* Config.integer("BATCHES").pipe(Config.withDefault(20))
   const configured = yield* Config.option(Config.string("DATABASE_URL").pipe(Config.orElse(() => Config.string("TEST_DATABASE_URL"))))
   const server = Option.isSome(configured)
@@ -144,69 +151,115 @@ const program = Effect.gen(function* () {
   const context = yield* Layer.build(service)
   const port = yield* Effect.provide(apiPort, context)
   const sql = yield* Effect.provide(PgClient.PgClient, context)
-  const post = (events: ReadonlyArray<Event>) =>
-    Effect.promise(async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/api/v1/audit/events/batch`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-        body: JSON.stringify(events)
-      })
-      if (r.status !== 201) throw new Error(`batch answered ${r.status}: ${await r.text()}`)
+  const repo = yield* Effect.provide(AuditRepo, context)
+  const hasher = (yield* Effect.provide(AuditWriter, context)).hasher
+  const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromise(Effect.orDie(effect))
+  const post = async (body: string) => {
+    const r = await fetch(`http://127.0.0.1:${port}/api/v1/audit/events/batch`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body
     })
-
-  const data = Array.from({ length: batches }, (_, b) => makeBatch(b))
-  yield* post(makeBatch(-1)) // warm-up: JIT, pool, plan cache
-  const [, httpSeconds] = yield* timed(Effect.forEach(data, post, { discard: true }), "HTTP batches")
-  // Several emitters at once (as gateway and agent replicas are): each client its own chains, 4 batches in flight.
-  const concurrent = data.map((_, b) => makeBatch(b, `con${b % 4}`))
-  const [, concurrentSeconds] = yield* timed(Effect.forEach(concurrent, post, { discard: true, concurrency: 4 }), "HTTP batches, 4 in flight")
+    if (r.status !== 201) throw new Error(`batch answered ${r.status}: ${await r.text()}`)
+    await r.arrayBuffer()
+  }
+  const verifyOverHttp = async (cid: string) => {
+    const r = await fetch(`http://127.0.0.1:${port}/api/v1/audit/verify-chain`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ correlation_id: cid })
+    })
+    const report = (await r.json()) as { is_valid: boolean; total_events: number }
+    if (!report.is_valid) throw new Error(`chain ${cid} did not verify`)
+    return report.total_events
+  }
+  const verifyInProcess = async (cid: string) => {
+    const walk = new ChainWalk(hasher, false)
+    const report = walk.finish(await run(repo.verify(cid, walk)))
+    if (report.findings.length > 0) throw new Error(`chain ${cid} did not verify`)
+    return report.total
+  }
 
   yield* sql.unsafe(`CREATE TABLE bench_copy (LIKE audit_events INCLUDING DEFAULTS INCLUDING INDEXES)`)
   yield* sql.unsafe(`CREATE TABLE bench_insert (LIKE audit_events INCLUDING DEFAULTS INCLUDING INDEXES)`)
-  const copyData = data.map((batch, b) => Buffer.from(copyText(batch.map((e, i) => rowOf(e, i, b)))))
   const raw = new pg.Client({ connectionString: url })
   yield* Effect.promise(() => raw.connect())
-  const [, copySeconds] = yield* timed(Effect.forEach(copyData, (chunk) =>
-    Effect.promise(() => copyIn(raw, `COPY bench_copy (${columns.join(", ")}) FROM STDIN`, chunk)), { discard: true }), "COPY")
-  yield* Effect.promise(() => raw.end())
+  yield* Effect.addFinalizer(() => Effect.promise(() => raw.end()))
   const placeholders = Array.from({ length: batchSize }, (_, r) => `(${columns.map((_, c) => `$${r * columns.length + c + 1}`).join(", ")})`).join(", ")
-  const [, insertSeconds] = yield* timed(Effect.forEach(data, (batch, b) =>
-    sql.unsafe(`INSERT INTO bench_insert (${columns.join(", ")}) VALUES ${placeholders}`, batch.flatMap((e, i) => rowOf(e, i, b))), { discard: true }), "INSERT")
-
-  const chains = Array.from({ length: chainsPerBatch }, (_, i) => `rr-seq-${i}`)
-  const [reports, verifySeconds] = yield* timed(Effect.forEach(chains, (cid) =>
-    Effect.promise(async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/api/v1/audit/verify-chain`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-        body: JSON.stringify({ correlation_id: cid })
-      })
-      return (await r.json()) as { is_valid: boolean; total_events: number }
-    })), "verify-chain")
-  const verified = reports.reduce((n, r) => n + r.total_events, 0)
-  if (!reports.every((r) => r.is_valid)) throw new Error("a chain did not verify")
-  const fetched = yield* Effect.forEach(chains, (cid) =>
-    sql.unsafe<AuditRow>(`SELECT ${auditColumns} FROM audit_events WHERE correlation_id = $1 ORDER BY chain_position`, [cid]))
-  const chainRows = fetched.map((rows) => rows.map(toChainRow))
-  const hasher = makeHasher(undefined)
-  const walked = chainRows.reduce((n, rows) => n + rows.length, 0)
-  const [, walkSeconds] = yield* timed(Effect.sync(() => chainRows.forEach((rows) => verifyChain(rows, hasher))), "walk")
-  const events = batches * batchSize
-  const table = [
-    ["raw COPY (no chain)", events, copySeconds],
-    ["multi-row INSERT (no chain)", events, insertSeconds],
-    ["HTTP batches, hash-chained", events, httpSeconds],
-    ["HTTP batches, 4 in flight", events, concurrentSeconds],
-    ["verify-chain over HTTP", verified, verifySeconds],
-    ["verify walk in process", walked, walkSeconds]
-  ] as const
-  const copyRate = events / copySeconds
-  console.log(`\nstorage ingest: ${batches} batches x ${batchSize} events, ${chainsPerBatch} chains, PostgreSQL ${Option.isSome(configured) ? "from DATABASE_URL" : "embedded"}`)
-  console.log(`${"mode".padEnd(30)} ${"events".padStart(8)} ${"seconds".padStart(8)} ${"events/s".padStart(10)} ${"vs COPY".padStart(8)}`)
-  for (const [mode, n, s] of table) {
-    const rate = n / s
-    console.log(`${mode.padEnd(30)} ${String(n).padStart(8)} ${s.toFixed(2).padStart(8)} ${Math.round(rate).toString().padStart(10)} ${(rate / copyRate).toFixed(2).padStart(8)}`)
+  const insertStatement = `INSERT INTO bench_insert (${columns.join(", ")}) VALUES ${placeholders}`
+  const copyStatement = `COPY bench_copy (${columns.join(", ")}) FROM STDIN`
+  /** One round's inputs, built before anything is timed. Chain positions continue from the previous rounds. */
+  const inputs = (round: number, prefix: (b: number) => string) => {
+    const data = Array.from({ length: batches }, (_, b) => makeBatch(round * batches + b, prefix(b)))
+    return {
+      bodies: data.map((batch) => JSON.stringify(batch)),
+      copy: data.map((batch, b) => Buffer.from(copyText(batch.map((e, i) => rowOf(e, i, round * batches + b))))),
+      insert: data.map((batch, b) => batch.flatMap((e, i) => rowOf(e, i, round * batches + b)))
+    }
   }
+  const chains = Array.from({ length: chainsPerBatch }, (_, i) => `rr-seq-${i}`)
+  const modes = {
+    copy: (x: ReturnType<typeof inputs>) => seconds(async () => { for (const chunk of x.copy) await copyIn(raw, copyStatement, chunk) }),
+    insert: (x: ReturnType<typeof inputs>) => seconds(() => run(Effect.forEach(x.insert, (params) => sql.unsafe(insertStatement, params), { discard: true }))),
+    http: (x: ReturnType<typeof inputs>) => seconds(async () => { for (const body of x.bodies) await post(body) }),
+    // Several emitters at once (as gateway and agent replicas are): each its own chains, 4 batches in flight.
+    http4: (x: ReturnType<typeof inputs>) => seconds(() => run(Effect.forEach(x.bodies, (body) => Effect.promise(() => post(body)), { concurrency: 4, discard: true })))
+  }
+
+  process.stderr.write("warm-up…\n")
+  for (const mode of Object.values(modes)) {
+    const warm = inputs(rounds, () => "warm")
+    yield* Effect.promise(() => mode({ bodies: warm.bodies.slice(0, 3), copy: warm.copy.slice(0, 3), insert: warm.insert.slice(0, 3) }))
+  }
+  yield* Effect.promise(() => verifyOverHttp("rr-warm-0").then(() => verifyInProcess("rr-warm-0")))
+
+  const times: Record<string, Array<number>> = {}
+  const record = (key: string, value: number) => (times[key] ??= []).push(value)
+  let verified = 0
+  for (let round = 0; round < rounds; round++) {
+    process.stderr.write(`round ${round + 1}/${rounds}…\n`)
+    const seq = inputs(round, () => "seq")
+    const con = inputs(round, (b) => `con${round}-${b % 4}`)
+    record("copy", yield* Effect.promise(() => modes.copy(seq)))
+    record("insert", yield* Effect.promise(() => modes.insert(seq)))
+    record("http", yield* Effect.promise(() => modes.http(seq)))
+    record("http4", yield* Effect.promise(() => modes.http4(con)))
+    let counted = 0
+    record("verifyHttp", yield* Effect.promise(() => seconds(async () => { for (const c of chains) counted += await verifyOverHttp(c) })))
+    record("verifyInProcess", yield* Effect.promise(() => seconds(async () => { for (const c of chains) await verifyInProcess(c) })))
+    verified = counted
+    // The pure walk: the same chains' rows fetched beforehand, hashed in process.
+    const fetched = yield* Effect.forEach(chains, (cid) =>
+      sql.unsafe<AuditRow>(`SELECT ${auditColumns} FROM audit_events WHERE correlation_id = $1 ORDER BY chain_position`, [cid]))
+    const chainRows = fetched.map((rows) => rows.map(toChainRow))
+    record("walk", yield* Effect.promise(() => seconds(async () => chainRows.forEach((rows) => {
+      if (verifyChain(rows, hasher).findings.length > 0) throw new Error("a chain did not verify")
+    }))))
+    // Verification covers the chains as they stand after this round.
+    record("verifiedEvents", counted)
+  }
+
+  const events = batches * batchSize
+  const verifiedIn = (key: string) => times[key]!.map((t, r) => times.verifiedEvents![r]! / t)
+  const rates: ReadonlyArray<readonly [string, ReadonlyArray<number>]> = [
+    ["raw COPY (no chain)", times.copy!.map((t) => events / t)],
+    ["multi-row INSERT (no chain)", times.insert!.map((t) => events / t)],
+    ["HTTP batches, hash-chained", times.http!.map((t) => events / t)],
+    ["HTTP batches, 4 in flight", times.http4!.map((t) => events / t)],
+    ["verify-chain over HTTP", verifiedIn("verifyHttp")],
+    ["verify in process (read+walk)", verifiedIn("verifyInProcess")],
+    ["verify walk only (rows fetched)", verifiedIn("walk")]
+  ]
+  const copyRate = median(rates[0]![1])
+  console.log(`\nstorage ingest: ${rounds} rounds x ${batches} batches x ${batchSize} events, ${chainsPerBatch} chains, PostgreSQL ${Option.isSome(configured) ? "from DATABASE_URL" : "embedded"}; verification of the last round: ${verified} events`)
+  console.log(`${"mode (median round)".padEnd(32)} ${"events/s".padStart(9)} ${"vs COPY".padStart(8)} ${"min..max events/s".padStart(20)}`)
+  for (const [mode, xs] of rates) {
+    const m = median(xs)
+    const range = `${Math.round(Math.min(...xs))}..${Math.round(Math.max(...xs))}`
+    console.log(`${mode.padEnd(32)} ${String(Math.round(m)).padStart(9)} ${(m / copyRate).toFixed(2).padStart(8)} ${range.padStart(20)}`)
+  }
+  const httpRatios = times.http!.map((t, r) => times.copy![r]! / t)
+  console.log(`HTTP/COPY ratio per round: ${httpRatios.map((x) => x.toFixed(2)).join(" ")}`)
 })
 
 NodeRuntime.runMain(

@@ -83,10 +83,19 @@ export class AuditWriter extends Effect.Service<AuditWriter>()("@kubemend/storag
         event_data: e.event_data
       }))
 
+    // One child per service label, so each observation skips the label lookup (1000 per batch).
+    const lagByService = new Map<string, { readonly observe: (seconds: number) => void }>()
     const observeLag = (events: ReadonlyArray<ChainEvent>) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         for (const e of events) {
-          lag.observe({ service: e.event_type.split(".")[0] ?? "unknown" }, Math.max(0, now - Date.parse(e.event_timestamp)) / 1000)
+          const dot = e.event_type.indexOf(".")
+          const service = dot === -1 ? e.event_type : e.event_type.slice(0, dot)
+          let child = lagByService.get(service)
+          if (child === undefined) {
+            child = lag.labels({ service })
+            if (lagByService.size < 1000) lagByService.set(service, child)
+          }
+          child.observe(Math.max(0, now - Date.parse(e.event_timestamp)) / 1000)
         }
       })
 

@@ -5,8 +5,8 @@
  * the empty string. The algorithm is stored per row, so a chain stays verifiable when a key is added later.
  */
 import type { AuditHashAlgorithm } from "@kubemend/core/domain/Audit"
-import { canonicalJson } from "@kubemend/core/StorageApi"
-import { createHmac, hash as digest } from "node:crypto"
+import { createHmac, createSecretKey, hash as digest } from "node:crypto"
+import { canonicalEvent } from "./Chain/Canonical.ts"
 
 /** The hashed fields of an event: what the request carried after normalisation, plus the assigned id. */
 export interface ChainEvent {
@@ -36,50 +36,36 @@ export interface ChainEvent {
   readonly event_data: unknown
 }
 
-/** Every field a chain event can carry, sorted, with its JSON key prefix precomputed. */
-const eventKeys = ([
-  "actor_id", "actor_ip", "actor_type", "cluster_id", "correlation_id", "duration_ms", "error_code", "error_message",
-  "event_action", "event_category", "event_data", "event_id", "event_outcome", "event_timestamp", "event_type",
-  "is_sensitive", "namespace", "parent_event_date", "parent_event_id", "resource_id", "resource_type",
-  "retention_days", "severity", "version"
-] as const).map((k) => [k, `${JSON.stringify(k)}:`] as const)
-
-/** Canonical JSON of the event: its fields in sorted order, null/absent ones left out, `event_data` canonical too. */
-export const canonicalEvent = (e: ChainEvent): string => {
-  let out = "{"
-  for (const [key, prefix] of eventKeys) {
-    const v = e[key]
-    if (v === null || v === undefined) continue
-    out += (out.length === 1 ? "" : ",") + prefix + (key === "event_data" ? canonicalJson(v) : JSON.stringify(v))
-  }
-  return out + "}"
-}
+export { canonicalEvent }
 
 export interface Hasher {
   readonly algorithm: AuditHashAlgorithm
   readonly hash: (previous: string, event: ChainEvent) => string
-  /** The same, from `canonicalEvent(event)` computed earlier (outside the writers' lock). */
+  /** The same, from `canonicalEvent(event)` already built. */
   readonly hashCanonical: (previous: string, canonical: string) => string
   /** Recomputes with the row's own algorithm; `undefined` when that needs a key this service does not have. */
   readonly rehash: (algorithm: string, previous: string, event: ChainEvent) => string | undefined
+  /** The same from the row's canonical JSON. */
+  readonly rehashCanonical: (algorithm: string, previous: string, canonical: string) => string | undefined
 }
 
 // One-shot `crypto.hash` is about three times faster than a createHash object per event.
 const sha256 = (previous: string, body: string) => digest("sha256", previous + body, "hex")
 
 export const makeHasher = (key: string | undefined): Hasher => {
-  const hmac = (previous: string, body: string) =>
-    createHmac("sha256", key!).update(previous).update(body).digest("hex")
   const keyed = key !== undefined && key.length > 0
+  // The key is imported once; a string key would be converted again for every event.
+  const secret = keyed ? createSecretKey(Buffer.from(key, "utf8")) : undefined
+  const hmac = (previous: string, body: string) => createHmac("sha256", secret!).update(previous + body).digest("hex")
+  const own = keyed ? hmac : sha256
+  const rehashCanonical = (algorithm: string, previous: string, canonical: string) =>
+    algorithm === "sha256-unkeyed" ? sha256(previous, canonical) : algorithm === "hmac-sha256" && keyed ? hmac(previous, canonical) : undefined
   return {
     algorithm: keyed ? "hmac-sha256" : "sha256-unkeyed",
-    hash: (previous, event) => (keyed ? hmac : sha256)(previous, canonicalEvent(event)),
-    hashCanonical: (previous, canonical) => (keyed ? hmac : sha256)(previous, canonical),
-    rehash: (algorithm, previous, event) => {
-      if (algorithm === "sha256-unkeyed") return sha256(previous, canonicalEvent(event))
-      if (algorithm === "hmac-sha256" && keyed) return hmac(previous, canonicalEvent(event))
-      return undefined
-    }
+    hash: (previous, event) => own(previous, canonicalEvent(event)),
+    hashCanonical: own,
+    rehash: (algorithm, previous, event) => rehashCanonical(algorithm, previous, canonicalEvent(event)),
+    rehashCanonical
   }
 }
 
@@ -109,57 +95,99 @@ export interface ChainReport {
   readonly validIds: ReadonlySet<string>
 }
 
+/** One stored link as the walk reads it (the event's content arrives separately, as its canonical JSON). */
+export interface ChainLink {
+  readonly eventId: string
+  readonly eventTimestamp: string
+  readonly chainPosition: number
+  readonly eventHash: string
+  readonly previousEventHash: string
+  readonly hashAlgorithm: string
+}
+
 /**
- * Walks a chain. A row is bad when its stored previous hash is not the stored hash of the row before it (a row
- * was deleted, reordered or re-linked), when its position skips, or when its own content no longer hashes to its
- * stored hash (tampered). `head` is the last link recorded at write time, so removing the newest rows shows too.
+ * Walks a chain one link at a time (so rows can be checked while the next page is still being read). A row is bad
+ * when its stored previous hash is not the stored hash of the row before it (a row was deleted, reordered or
+ * re-linked), when its position skips, or when its own content no longer hashes to its stored hash (tampered).
+ * `finish(head)` compares the last link with the head recorded at write time, so removing the newest rows shows too.
  */
+export class ChainWalk {
+  private readonly findings: Array<ChainFinding> = []
+  private readonly validIds = new Set<string>()
+  private total = 0
+  private verified = 0
+  private previousHash = ""
+  private expectedPosition = 1
+  private last: ChainLink | undefined
+
+  constructor(private readonly hasher: Hasher, private readonly collectIds = true) {}
+
+  step(link: ChainLink, canonical: string): void {
+    this.total++
+    const linked = link.previousEventHash === this.previousHash && link.chainPosition === this.expectedPosition
+    const recomputed = linked ? this.hasher.rehashCanonical(link.hashAlgorithm, link.previousEventHash, canonical) : undefined
+    if (linked && recomputed === link.eventHash) {
+      this.verified++
+      if (this.collectIds) this.validIds.add(link.eventId)
+    } else {
+      const base = {
+        event_id: link.eventId,
+        event_timestamp: link.eventTimestamp,
+        actual_hash: link.eventHash,
+        previous_hash: link.previousEventHash
+      }
+      this.findings.push(
+        !linked
+          ? {
+            ...base,
+            expected_hash: this.previousHash,
+            message:
+              link.chainPosition !== this.expectedPosition
+                ? `chain position ${link.chainPosition} where ${this.expectedPosition} was expected: events were deleted or reordered`
+                : "previous_event_hash does not match the preceding event: events were deleted, reordered or re-linked"
+          }
+          : recomputed === undefined
+          ? { ...base, message: `cannot verify ${link.hashAlgorithm}: no hash key is configured` }
+          : { ...base, expected_hash: recomputed, message: "event content does not match its hash: the event was modified" }
+      )
+    }
+    this.previousHash = link.eventHash
+    this.expectedPosition = link.chainPosition + 1
+    this.last = link
+  }
+
+  finish(head?: { readonly chainPosition: number; readonly eventHash: string }): ChainReport {
+    const last = this.last
+    if (head !== undefined && (last === undefined || last.chainPosition !== head.chainPosition || last.eventHash !== head.eventHash)) {
+      this.findings.push({
+        event_id: last?.eventId ?? "",
+        event_timestamp: last?.eventTimestamp ?? "",
+        actual_hash: last?.eventHash ?? "",
+        previous_hash: last?.previousEventHash ?? "",
+        expected_hash: head.eventHash,
+        message: `the chain ends at position ${last?.chainPosition ?? 0} but ${head.chainPosition} events were written: events were deleted`
+      })
+    }
+    return { total: this.total, verified: this.verified, findings: this.findings, validIds: this.validIds }
+  }
+}
+
+/** Walks a whole chain of rows in `chain_position` order (see `ChainWalk`). */
 export const verifyChain = (
   rows: ReadonlyArray<ChainRow>,
   hasher: Hasher,
   head?: { readonly chainPosition: number; readonly eventHash: string }
 ): ChainReport => {
-  const findings: Array<ChainFinding> = []
-  const validIds = new Set<string>()
-  let previousHash = ""
-  let expectedPosition = 1
+  const walk = new ChainWalk(hasher)
   for (const row of rows) {
-    const base = {
-      event_id: row.event.event_id,
-      event_timestamp: row.event.event_timestamp,
-      actual_hash: row.eventHash,
-      previous_hash: row.previousEventHash
-    }
-    const recomputed = hasher.rehash(row.hashAlgorithm, row.previousEventHash, row.event)
-    if (row.previousEventHash !== previousHash || row.chainPosition !== expectedPosition) {
-      findings.push({
-        ...base,
-        expected_hash: previousHash,
-        message:
-          row.chainPosition !== expectedPosition
-            ? `chain position ${row.chainPosition} where ${expectedPosition} was expected: events were deleted or reordered`
-            : "previous_event_hash does not match the preceding event: events were deleted, reordered or re-linked"
-      })
-    } else if (recomputed === undefined) {
-      findings.push({ ...base, message: `cannot verify ${row.hashAlgorithm}: no hash key is configured` })
-    } else if (recomputed !== row.eventHash) {
-      findings.push({ ...base, expected_hash: recomputed, message: "event content does not match its hash: the event was modified" })
-    } else {
-      validIds.add(row.event.event_id)
-    }
-    previousHash = row.eventHash
-    expectedPosition = row.chainPosition + 1
+    walk.step({
+      eventId: row.event.event_id,
+      eventTimestamp: row.event.event_timestamp,
+      chainPosition: row.chainPosition,
+      eventHash: row.eventHash,
+      previousEventHash: row.previousEventHash,
+      hashAlgorithm: row.hashAlgorithm
+    }, canonicalEvent(row.event))
   }
-  const last = rows[rows.length - 1]
-  if (head !== undefined && (last === undefined || last.chainPosition !== head.chainPosition || last.eventHash !== head.eventHash)) {
-    findings.push({
-      event_id: last?.event.event_id ?? "",
-      event_timestamp: last?.event.event_timestamp ?? "",
-      actual_hash: last?.eventHash ?? "",
-      previous_hash: last?.previousEventHash ?? "",
-      expected_hash: head.eventHash,
-      message: `the chain ends at position ${last?.chainPosition ?? 0} but ${head.chainPosition} events were written: events were deleted`
-    })
-  }
-  return { total: rows.length, verified: validIds.size, findings, validIds }
+  return walk.finish(head)
 }

@@ -1,5 +1,8 @@
-import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { AuditEventBatch } from "@kubemend/core/StorageApi"
+import { Effect, Either, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import { fastDecode } from "../src/Http/AuditBatch.ts"
 import { auditEvent, client, Harness, harnessLayer, json } from "./support/Harness.ts"
 
 const problemOf = async (response: Response) => {
@@ -11,6 +14,65 @@ const call = (path: string, init?: RequestInit & { readonly token?: string | nul
   Effect.flatMap(Harness, (h) => Effect.promise(() => h.fetch(path, init)))
 
 const body = <A>(r: Response) => Effect.promise(() => r.json() as Promise<A>)
+
+describe("batch decoding", () => {
+  const full = {
+    ...auditEvent(),
+    event_id: randomUUID().toUpperCase(),
+    actor_ip: "10.0.0.1",
+    resource_type: "Pod",
+    resource_id: "web-1",
+    parent_event_id: randomUUID(),
+    parent_event_date: "2026-01-01",
+    namespace: "prod",
+    cluster_id: "c1",
+    severity: "high",
+    duration_ms: 12,
+    error_code: "E1",
+    error_message: "boom",
+    retention_days: 30,
+    is_sensitive: true
+  }
+  const replacements: ReadonlyArray<unknown> = [
+    undefined, null, "", "x".repeat(46), "x".repeat(101), "x".repeat(256), 0, 1.5, -1, 2 ** 60, true, [], {}, { a: 1 },
+    "maybe", "gateway", "success", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.123+02:00", "2026-13-01T00:00:00Z",
+    "2026-01-01", "not-a-uuid", randomUUID(), "ABCDEF00-0000-4000-8000-000000000000"
+  ]
+  const variants = [
+    full,
+    { ...full, extra: "ignored" },
+    ...Object.keys(full).flatMap((key) =>
+      replacements.map((value) => {
+        const e: Record<string, unknown> = { ...full }
+        if (value === undefined) delete e[key]
+        else e[key] = value
+        return e
+      }))
+  ]
+  const decode = Schema.decodeUnknownEither(AuditEventBatch)
+
+  it("the fast path accepts only what the contract's Schema accepts, and yields the same values", () => {
+    let accepted = 0
+    for (const v of variants) {
+      const body = JSON.parse(JSON.stringify([auditEvent(), v]))
+      const fast = fastDecode(body)
+      const schema = decode(JSON.parse(JSON.stringify(body)))
+      if (fast === undefined) continue
+      accepted++
+      expect(Either.isRight(schema)).toBe(true)
+      // The Schema drops keys it does not know; the fast path leaves them, and the writer reads only known keys.
+      const known = (e: object) => Object.fromEntries(Object.entries(e).filter(([k]) => k !== "extra"))
+      expect(fast.map(known)).toEqual(Either.getOrThrow(schema).map(known))
+    }
+    expect(accepted).toBeGreaterThan(20)
+  })
+
+  it("leaves anything that is not an array of plain objects to the Schema", () => {
+    for (const body of [{}, "[]", null, [[]], [null], [{ ...auditEvent(), event_data: [] }], [{ ...auditEvent(), event_data: JSON.parse('{"__proto__": {"x": 1}}') }]]) {
+      expect(fastDecode(body)).toBeUndefined()
+    }
+  })
+})
 
 layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("audit events over HTTP", (it) => {
   it.effect("stores one event (201 with event_id) and reads it back with its chain fields", () =>
@@ -58,6 +120,44 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("au
       expect((yield* Effect.promise(() => problemOf(refused))).detail).toContain("event_outcome")
       expect((yield* api.audit.queryAuditEvents({ urlParams: { correlation_id: "rr-bad" } })).pagination.total).toBe(0)
       expect((yield* api.audit.queryAuditEvents({ urlParams: { correlation_id: "rr-x" } })).pagination.total).toBe(0)
+    }))
+
+  it.effect("a retried batch and an id repeated within a batch are stored once, in one unbroken chain", () =>
+    Effect.gen(function* () {
+      const api = yield* client
+      const batch = Array.from({ length: 5 }, (_, i) => ({ ...auditEvent({ correlation_id: "rr-retry", event_action: `a${i}` }), event_id: randomUUID() }))
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const r = yield* call("/api/v1/audit/events/batch", json(batch))
+        expect(r.status).toBe(201)
+        expect((yield* body<{ event_ids: Array<string> }>(r)).event_ids).toEqual(batch.map((e) => e.event_id))
+      }
+      // Half new, half already stored, and one id twice: only the new ones are added, once each.
+      const repeated = { ...auditEvent({ correlation_id: "rr-retry", event_action: "again" }), event_id: randomUUID() }
+      const mixed = yield* call("/api/v1/audit/events/batch", json([...batch.slice(3), repeated, repeated]))
+      expect(mixed.status).toBe(201)
+      expect((yield* api.audit.queryAuditEvents({ urlParams: { correlation_id: "rr-retry" } })).pagination.total).toBe(6)
+      expect(yield* api.compliance.verifyAuditChain({ payload: { correlation_id: "rr-retry" } })).toMatchObject({
+        is_valid: true,
+        total_events: 6,
+        verified_events: 6
+      })
+    }))
+
+  it.effect("an invalid event deep in a full batch is refused with the contract's own message, nothing stored", () =>
+    Effect.gen(function* () {
+      const api = yield* client
+      const events = Array.from({ length: 1000 }, () => auditEvent({ correlation_id: "rr-deep" }))
+      events[777] = auditEvent({ correlation_id: "rr-deep", event_timestamp: "yesterday" })
+      const r = yield* call("/api/v1/audit/events/batch", json(events))
+      expect(r.status).toBe(400)
+      const detail = (yield* Effect.promise(() => problemOf(r))).detail ?? ""
+      expect(detail).toContain("[777]")
+      expect(detail).toContain("must be an RFC 3339 date-time")
+      events[777] = auditEvent({ correlation_id: "rr-deep", event_data: { s: "nul \u0000 inside" } })
+      const nul = yield* call("/api/v1/audit/events/batch", json(events))
+      expect(nul.status).toBe(400)
+      expect((yield* Effect.promise(() => problemOf(nul))).detail).toContain("NUL")
+      expect((yield* api.audit.queryAuditEvents({ urlParams: { correlation_id: "rr-deep" } })).pagination.total).toBe(0)
     }))
 
   it.effect("queries with type, category, actor, time range, JSONB detail and pagination", () =>

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
+import { canonicalJson } from "@kubemend/core/StorageApi"
+import { createHash, createHmac } from "node:crypto"
 import { type ChainEvent, type ChainRow, canonicalEvent, makeHasher, verifyChain } from "../src/Chain.ts"
+import { canonicalData, canonicalFromValues, canonicalKeys } from "../src/Chain/Canonical.ts"
 
 const event = (i: number, overrides: Partial<ChainEvent> = {}): ChainEvent => ({
   event_id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
@@ -79,5 +82,34 @@ describe("hash chain", () => {
     expect(gap.findings.map((f) => f.event_id)).toEqual([rows[2]!.event.event_id])
     const tail = verifyChain(rows.slice(0, 3), makeHasher(undefined), { chainPosition: 4, eventHash: rows[3]!.eventHash })
     expect(tail.findings.at(-1)!.message).toContain("deleted")
+  })
+
+  it("the payload canonicalisation gives exactly core's canonicalJson, escapes and key order included", () => {
+    const many = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${19 - i}`, i]))
+    const values: ReadonlyArray<unknown> = [
+      { b: 1, a: { d: [3, { z: null, y: "q\"uote" }], c: "tab\there" }, "10": "ten", "9": "nine", "": "empty" },
+      { "é": "ü", "\u{1F600}": "smile \u{1F600}", "\ud800": "lone \udc00 surrogate", "ß": "\u0001\u001f\u007f\u2028" },
+      { nested: [[], {}, [null, true, false, 0, -0, 1e21, 1.5e-7, 12345678901234567890]] },
+      { back: "a\\b/c", newline: "x\ny\r\n", unicode: "\u00e9\u4e2d" },
+      many,
+      [1, "two", { three: 3 }],
+      "just a string", 42, null
+    ]
+    for (const v of values) expect(canonicalData(v)).toBe(canonicalJson(v))
+  })
+
+  it("builds the same canonical JSON from a database row's values as from the event", () => {
+    const e = event(7, { actor_id: "bob", duration_ms: 5, is_sensitive: false, severity: null, error_message: "a \"b\"\n" })
+    const values = canonicalKeys.map((k) => e[k] ?? null)
+    expect(canonicalFromValues(values, canonicalData(e.event_data))).toBe(canonicalEvent(e))
+  })
+
+  it("hashes as stored chains were hashed: SHA-256 or HMAC-SHA256 (string key) over previous hash + canonical JSON", () => {
+    const e = event(3)
+    const previous = "ab".repeat(32)
+    expect(makeHasher(undefined).hash(previous, e)).toBe(createHash("sha256").update(previous).update(canonicalEvent(e)).digest("hex"))
+    expect(makeHasher("s3cret-ключ").hash(previous, e)).toBe(
+      createHmac("sha256", "s3cret-ключ").update(previous).update(canonicalEvent(e)).digest("hex")
+    )
   })
 })

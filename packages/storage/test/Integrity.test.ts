@@ -5,7 +5,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import { makeHasher } from "../src/Chain.ts"
 import { auditColumns, type AuditRow, toChainEvent } from "../src/Db/AuditRows.ts"
 import { Retention } from "../src/Retention.ts"
@@ -102,6 +102,15 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("ha
       expect(report.first_tampered_event_id).toBe(ids[2])
     }))
 
+  it.effect("a long chain is read page by page: a row modified far down is still the first finding", () =>
+    Effect.gen(function* () {
+      const ids = [...(yield* seed("rr-long", 1000)), ...(yield* seed("rr-long", 300))]
+      expect(yield* verify("rr-long")).toMatchObject({ is_valid: true, total_events: 1300, verified_events: 1300 })
+      yield* tamper([`UPDATE audit_events SET event_data = '{"step": 0}' WHERE event_id = $1`, [ids[1111]]])
+      const report = yield* verify("rr-long")
+      expect(report).toMatchObject({ is_valid: false, total_events: 1300, verified_events: 1299, first_tampered_event_id: ids[1111] })
+    }))
+
   it.effect("the database refuses to change an event's core columns", () =>
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
@@ -165,3 +174,25 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("ha
       expect(yield* count("rr-held")).toBe(0)
     }))
 })
+
+layer(harnessLayer(() => ({ hashKey: Option.some(Redacted.make("integrity-test-key")) })), { excludeTestServices: true, timeout: "120 seconds" })(
+  "hash chain with a key",
+  (it) => {
+    it.effect("rows are HMAC'd and say so; a rewrite re-hashed without the key is caught at the rewritten row", () =>
+      Effect.gen(function* () {
+        const sql = yield* PgClient.PgClient
+        const ids = yield* seed("rr-keyed", 600)
+        const algorithms = yield* sql.unsafe<{ a: string }>(`SELECT DISTINCT hash_algorithm AS a FROM audit_events WHERE correlation_id = 'rr-keyed'`)
+        expect(algorithms.map((r) => r.a)).toEqual(["hmac-sha256"])
+        expect(yield* verify("rr-keyed")).toMatchObject({ is_valid: true, total_events: 600, verified_events: 600 })
+        const [row] = yield* sql.unsafe<AuditRow>(`SELECT ${auditColumns} FROM audit_events WHERE event_id = $1`, [ids[400]])
+        const forged = { ...toChainEvent(row!), event_data: { step: 401, approved: true } }
+        yield* tamper([
+          `UPDATE audit_events SET event_data = $2::jsonb, event_hash = $3 WHERE event_id = $1`,
+          [ids[400], JSON.stringify(forged.event_data), makeHasher(undefined).hash(row!.previous_event_hash, forged)]
+        ])
+        const report = yield* verify("rr-keyed")
+        expect(report).toMatchObject({ is_valid: false, first_tampered_event_id: ids[400] })
+      }))
+  }
+)

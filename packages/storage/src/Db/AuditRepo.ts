@@ -3,30 +3,28 @@
  *
  * A batch is written in one transaction. Writers on the same correlation id serialize on
  * `pg_advisory_xact_lock(hashtext(correlation_id))` (taken in key order, so two batches never deadlock), then read
- * the chain heads, skip event ids already stored (client retries and dead-letter replays are idempotent), hash
- * in batch order, insert everything with one `jsonb_to_recordset` statement and move the heads.
+ * the chain heads, hash in batch order while streaming the rows through one `COPY`, and move the heads. Event ids
+ * already stored are skipped (client retries and dead-letter replays are idempotent; see `insert`).
  */
+import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Duration, Effect } from "effect"
-import { canonicalEvent, type ChainEvent, type Hasher } from "../Chain.ts"
+import type { ChainEvent, ChainWalk, Hasher } from "../Chain.ts"
+import { canonicalEvent } from "../Chain/Canonical.ts"
 import { ValidationError } from "@kubemend/core/Errors"
-import { copyField, copyIn } from "./Copy.ts"
-import { DatabaseUnavailable, orUnavailable } from "./Errors.ts"
+import { type ActiveHold, copyColumns, eventColumns, linkColumns, storablePayload } from "./AuditCopy.ts"
+import { copyInChunks } from "./Copy.ts"
+import { DatabaseUnavailable, orUnavailable, sqlState } from "./Errors.ts"
 import { auditColumns, type AuditRow } from "./AuditRows.ts"
+import { forEachChainPage, walkRows } from "./ChainRead.ts"
 import { Where } from "./Where.ts"
 
-/** The columns the write path fills, in the order of each COPY line. */
-const copyColumns = `event_id, event_version, event_timestamp, event_date, event_type, event_category, event_action,
-  event_outcome, actor_type, actor_id, actor_ip, resource_type, resource_id, correlation_id, parent_event_id,
-  parent_event_date, namespace, cluster_id, severity, duration_ms, error_code, error_message, retention_days,
-  is_sensitive, event_data, chain_position, event_hash, previous_event_hash, hash_algorithm, legal_hold,
-  legal_hold_reason, legal_hold_placed_by, legal_hold_placed_at`
+/** Events per COPY chunk: small enough to overlap hashing with PostgreSQL's insert, large enough to be cheap. */
+const copyChunkEvents = 100
 
-const textFields = ["event_id", "version", "event_type", "event_category", "event_action", "event_outcome", "correlation_id",
-  "actor_type", "actor_id", "actor_ip", "resource_type", "resource_id", "parent_event_id", "parent_event_date", "namespace",
-  "cluster_id", "severity", "error_code", "error_message"] as const
-
-const hasNul = (e: ChainEvent) => textFields.some((k) => typeof e[k] === "string" && (e[k] as string).includes("\u0000"))
+/** A COPY refused because an event id is already stored (the primary key). */
+const isStoredId = (e: unknown): e is SqlError =>
+  e instanceof SqlError && sqlState(e) === "23505" && (e.cause as { readonly constraint?: unknown }).constraint === "audit_events_pkey"
 
 export interface InsertResult {
   readonly inserted: number
@@ -62,79 +60,81 @@ export class AuditRepo extends Effect.Service<AuditRepo>()("@kubemend/storage/Au
   effect: Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
 
-    const insertChained = (events: ReadonlyArray<ChainEvent>, canonicals: ReadonlyArray<string>, hasher: Hasher) =>
+    const insertChained = (events: ReadonlyArray<ChainEvent>, hasher: Hasher, probe: boolean) =>
       Effect.gen(function* () {
         const correlationIds = [...new Set(events.map((e) => e.correlation_id))]
         yield* sql.unsafe(
           `SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtext(c) AS k FROM unnest($1::text[]) AS c ORDER BY k) s`,
           [correlationIds]
         )
-        // One round trip for what the batch needs to know: ids already stored, chain heads, active holds.
+        // A separate statement, so its snapshot is taken after the locks: it sees every batch committed by the writer
+        // that held them. One round trip for chain heads, active holds and, when probing, the ids already stored.
         const known = yield* sql.unsafe<{ kind: string; key: string; position: number | null; text: string | null; by: string | null; at: Date | null }>(
-          `SELECT 'stored' AS kind, event_id::text AS key, NULL::int AS position, NULL::text AS text, NULL::text AS by, NULL::timestamptz AS at
-             FROM audit_events WHERE event_id = ANY($1::uuid[])
-           UNION ALL
-           SELECT 'head', correlation_id, chain_position, event_hash, NULL, NULL FROM audit_chain_heads WHERE correlation_id = ANY($2::text[])
+          `SELECT 'head' AS kind, correlation_id AS key, chain_position AS position, event_hash::text AS text, NULL::text AS by,
+             NULL::timestamptz AS at
+             FROM audit_chain_heads WHERE correlation_id = ANY($1::text[])
            UNION ALL
            SELECT 'hold', correlation_id, NULL, reason, placed_by, placed_at FROM legal_holds
-             WHERE released_at IS NULL AND correlation_id = ANY($2::text[])`,
-          [events.map((e) => e.event_id), correlationIds]
+             WHERE released_at IS NULL AND correlation_id = ANY($1::text[])
+           ${probe ? `UNION ALL SELECT 'stored', event_id::text, NULL, NULL, NULL, NULL FROM audit_events WHERE event_id = ANY($2::uuid[])` : ""}`,
+          probe ? [correlationIds, events.map((e) => e.event_id)] : [correlationIds]
         )
         const seen = new Set<string>()
         const head = new Map<string, { position: number; hash: string }>()
-        const hold = new Map<string, { reason: string | null; by: string | null; at: Date | null }>()
+        const hold = new Map<string, ActiveHold>()
         for (const k of known) {
           if (k.kind === "stored") seen.add(k.key)
           else if (k.kind === "head") head.set(k.key, { position: k.position!, hash: k.text!.trim() })
           else hold.set(k.key, { reason: k.text, by: k.by, at: k.at })
         }
-        const lines: Array<string> = []
+        // Ids already stored (a retry, a replay) and repeats within the batch are skipped.
+        const todo: Array<number> = []
         for (let i = 0; i < events.length; i++) {
-          const e = events[i]!
-          if (seen.has(e.event_id)) continue
-          seen.add(e.event_id)
-          const previous = head.get(e.correlation_id) ?? { position: 0, hash: "" }
-          const eventHash = hasher.hashCanonical(previous.hash, canonicals[i]!)
-          const h = hold.get(e.correlation_id)
-          const data = JSON.stringify(e.event_data)
-          // PostgreSQL text and jsonb cannot hold NUL (JSON writes it as \u0000); refuse rather than fail mid-COPY.
-          if (data.includes("\\u0000") || hasNul(e)) {
-            return yield* new ValidationError({ detail: "audit events must not contain NUL (\\u0000) characters" })
+          const id = events[i]!.event_id
+          if (!seen.has(id)) {
+            seen.add(id)
+            todo.push(i)
           }
-          // In `copyColumns` order; spelled out because this runs for every event of every batch.
-          lines.push([
-            e.event_id, e.version, e.event_timestamp, e.event_timestamp.slice(0, 10), e.event_type, e.event_category,
-            e.event_action, e.event_outcome, e.actor_type, e.actor_id, e.actor_ip, e.resource_type, e.resource_id,
-            e.correlation_id, e.parent_event_id, e.parent_event_date, e.namespace, e.cluster_id, e.severity, e.duration_ms,
-            e.error_code, e.error_message, e.retention_days, e.is_sensitive, data, previous.position + 1, eventHash,
-            previous.hash, hasher.algorithm, h !== undefined, h?.reason, h?.by, h?.at
-          ].map(copyField).join("\t"))
-          head.set(e.correlation_id, { position: previous.position + 1, hash: eventHash })
         }
-        if (lines.length > 0) {
-          yield* copyIn(`COPY audit_events (${copyColumns}) FROM STDIN`, lines.join("\n") + "\n")
-          const moved = correlationIds.flatMap((c) => {
-            const h = head.get(c)
-            return h === undefined ? [] : [{ correlation_id: c, chain_position: h.position, event_hash: h.hash }]
-          })
-          yield* sql.unsafe(
-            `INSERT INTO audit_chain_heads (correlation_id, chain_position, event_hash)
-             SELECT correlation_id, chain_position, event_hash
-             FROM jsonb_to_recordset($1::jsonb) AS x(correlation_id text, chain_position integer, event_hash text)
-             ON CONFLICT (correlation_id) DO UPDATE
-               SET chain_position = EXCLUDED.chain_position, event_hash = EXCLUDED.event_hash`,
-            [JSON.stringify(moved)]
-          )
-        }
-        return { inserted: lines.length, skipped: events.length - lines.length } satisfies InsertResult
+        if (todo.length === 0) return { inserted: 0, skipped: events.length } satisfies InsertResult
+        // Hashing in batch order, chunk by chunk while PostgreSQL takes in the previous chunk.
+        let next = 0
+        yield* copyInChunks(`COPY audit_events (${copyColumns}) FROM STDIN`, () => {
+          if (next === todo.length) return undefined
+          const end = Math.min(next + copyChunkEvents, todo.length)
+          let chunk = ""
+          for (; next < end; next++) {
+            const e = events[todo[next]!]!
+            const data = storablePayload(e)
+            const previous = head.get(e.correlation_id) ?? { position: 0, hash: "" }
+            const eventHash = hasher.hashCanonical(previous.hash, canonicalEvent(e, data))
+            chunk += eventColumns(e, data) +
+              linkColumns(previous.position + 1, eventHash, previous.hash, hasher.algorithm, hold.get(e.correlation_id)) + "\n"
+            head.set(e.correlation_id, { position: previous.position + 1, hash: eventHash })
+          }
+          return chunk
+        }, (thrown): thrown is ValidationError => thrown instanceof ValidationError)
+        const moved = correlationIds.filter((c) => head.has(c))
+        yield* sql.unsafe(
+          `INSERT INTO audit_chain_heads (correlation_id, chain_position, event_hash)
+           SELECT * FROM unnest($1::text[], $2::int[], $3::text[])
+           ON CONFLICT (correlation_id) DO UPDATE
+             SET chain_position = EXCLUDED.chain_position, event_hash = EXCLUDED.event_hash`,
+          [moved, moved.map((c) => head.get(c)!.position), moved.map((c) => head.get(c)!.hash)]
+        )
+        return { inserted: todo.length, skipped: events.length - todo.length } satisfies InsertResult
       })
 
     /**
      * Writes a batch as one transaction; a deadline past `timeout` counts as the database being unreachable. The
-     * canonical JSON (most of the hashing cost) is computed before the transaction, so the lock is held briefly.
+     * first attempt does not look up the batch's ids: nearly every batch is new, and looking up 1000 ids cost a
+     * quarter to a third of the COPY (measured; the planner may even scan the table). A batch holding an id already
+     * stored (a retry, a replay) then fails on the primary key and is written again with the lookup, which skips
+     * those ids; nothing of the failed attempt stays.
      */
     const insert = (events: ReadonlyArray<ChainEvent>, hasher: Hasher, timeout: Duration.Duration) =>
-      Effect.suspend(() => sql.withTransaction(insertChained(events, events.map(canonicalEvent), hasher))).pipe(
+      sql.withTransaction(insertChained(events, hasher, false)).pipe(
+        Effect.catchIf(isStoredId, () => sql.withTransaction(insertChained(events, hasher, true))),
         orUnavailable,
         Effect.timeoutFail({ duration: timeout, onTimeout: () => new DatabaseUnavailable({ cause: "write timed out" }) }),
         Effect.withSpan("AuditRepo.insert", { attributes: { events: events.length } })
@@ -175,9 +175,27 @@ export class AuditRepo extends Effect.Service<AuditRepo>()("@kubemend/storage/Au
         }
       }).pipe(orUnavailable, Effect.withSpan("AuditRepo.chain"))
 
+    /**
+     * Walks the chain of a correlation id as it is read (see `ChainRead.ts`); returns the head recorded at write
+     * time, from the same snapshot as the rows.
+     */
+    const verify = (correlationId: string, walk: ChainWalk) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql.unsafe(`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`)
+          const heads = yield* sql.unsafe<{ chain_position: number; event_hash: string }>(
+            `SELECT chain_position, event_hash FROM audit_chain_heads WHERE correlation_id = $1`,
+            [correlationId]
+          )
+          yield* forEachChainPage(correlationId, (rows) => walkRows(walk, rows))
+          const head = heads[0]
+          return head === undefined ? undefined : { chainPosition: head.chain_position, eventHash: head.event_hash.trim() }
+        })
+      ).pipe(orUnavailable, Effect.withSpan("AuditRepo.verify"))
+
     /** Whether the database answers (readiness). */
     const ping = orUnavailable(sql.unsafe(`SELECT 1`))
 
-    return { insert, query, chain, ping } as const
+    return { insert, query, chain, verify, ping } as const
   })
 }) {}

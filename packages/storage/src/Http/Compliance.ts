@@ -7,9 +7,9 @@ import { NotFound } from "@kubemend/core/Errors"
 import { ExportSignatureHeader, StorageApi, StorageCaller } from "@kubemend/core/StorageApi"
 import { Clock, Effect, Either } from "effect"
 import { AuditWriter } from "../AuditWriter.ts"
-import { verifyChain } from "../Chain.ts"
+import { ChainWalk } from "../Chain.ts"
 import { AuditRepo } from "../Db/AuditRepo.ts"
-import { toAuditEvent, toChainRow } from "../Db/AuditRows.ts"
+import { toAuditEvent } from "../Db/AuditRows.ts"
 import { HoldRepo } from "../Db/HoldRepo.ts"
 import { Exporter } from "../Export.ts"
 import { ExportSigner } from "../ExportSigner.ts"
@@ -31,8 +31,8 @@ export const ComplianceHttp = HttpApiBuilder.group(StorageApi, "compliance", (ha
     return handlers
       .handle("verifyAuditChain", ({ payload }) =>
         Effect.gen(function* () {
-          const { head, rows } = yield* repo.chain(payload.correlation_id)
-          const report = verifyChain(rows.map(toChainRow), writer.hasher, head)
+          const walk = new ChainWalk(writer.hasher, false)
+          const report = walk.finish(yield* repo.verify(payload.correlation_id, walk))
           const first = report.findings[0]
           return {
             correlation_id: payload.correlation_id,
