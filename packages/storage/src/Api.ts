@@ -5,6 +5,7 @@
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Drain } from "@kubemend/core/Drain"
+import { bodyLimit, problemMiddleware } from "@kubemend/core/HttpProblems"
 import { Metrics } from "@kubemend/core/Metrics"
 import { ApiServerLive, DrainOnShutdown, drainGuard, OpsServersLive, Readiness } from "@kubemend/core/Servers"
 import { StorageApi, StorageOpenApiPath } from "@kubemend/core/StorageApi"
@@ -24,8 +25,7 @@ import { AuditHttp } from "./Http/Audit.ts"
 import { StorageAuthLive } from "./Http/Auth.ts"
 import { ActionTypesHttp, WorkflowsHttp } from "./Http/Catalog.ts"
 import { ComplianceHttp, PublicHttp } from "./Http/Compliance.ts"
-import { bodyLimit, requestMetrics } from "./Http/Edge.ts"
-import { problemMiddleware } from "./Http/Problems.ts"
+import { requestMetrics } from "./Http/Edge.ts"
 import { Insights } from "./Insights.ts"
 import { Retention } from "./Retention.ts"
 import { StorageConfig } from "./StorageConfig.ts"
@@ -59,10 +59,12 @@ const ReadinessLive = Layer.effectDiscard(
 )
 
 /** The API on the API listener; new requests get 503 while draining. */
-const ServeLive = HttpApiBuilder.serve((app) => drainGuard(requestMetrics(bodyLimit(app)))).pipe(
+const ServeLive = HttpApiBuilder.serve((app) =>
+  Effect.flatMap(StorageConfig, (c) => drainGuard(requestMetrics(bodyLimit(c.maxBodyBytes)(app))))
+).pipe(
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: StorageOpenApiPath })),
   Layer.provide(ApiLive),
-  Layer.provide(Layer.unwrapEffect(Effect.map(StorageConfig, (c) => problemMiddleware(c.maxBodyBytes))))
+  Layer.provide(Layer.unwrapEffect(Effect.map(StorageConfig, (c) => problemMiddleware(StorageApi, c.maxBodyBytes))))
 )
 
 /**

@@ -1,14 +1,11 @@
 /**
- * Middleware around the whole API app: the request body limit (413 from `Content-Length` before reading anything;
- * chunked bodies are cut at the limit while reading) and HTTP request metrics labelled by route template.
+ * Middleware around the whole API app: HTTP request metrics labelled by route template (the body limit is core's
+ * `bodyLimit`).
  */
-import { HttpApi, HttpIncomingMessage, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { PayloadTooLarge } from "@kubemend/core/Errors"
+import { HttpApi, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Metrics } from "@kubemend/core/Metrics"
 import { StorageApi, StorageOpenApiPath } from "@kubemend/core/StorageApi"
-import { problemResponse } from "@kubemend/core/Wire"
-import { Clock, Effect, Option } from "effect"
-import { StorageConfig } from "../StorageConfig.ts"
+import { Clock, Effect } from "effect"
 
 /** `[method, template, matcher]` for every endpoint; templates without parameters are tried first. */
 const routes = (() => {
@@ -27,18 +24,6 @@ export const routeOf = (method: string, url: string): string => {
   const path = url.split("?")[0] ?? url
   return routes.find(([m, , re]) => m === method && re.test(path))?.[1] ?? "unmatched"
 }
-
-export const bodyLimit = HttpMiddleware.make((app) =>
-  Effect.gen(function* () {
-    const { maxBodyBytes } = yield* StorageConfig
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const length = Number(request.headers["content-length"] ?? "0")
-    if (Number.isFinite(length) && length > maxBodyBytes) {
-      return yield* problemResponse(new PayloadTooLarge({ limitBytes: maxBodyBytes }), request.url)
-    }
-    return yield* HttpIncomingMessage.withMaxBodySize(app, Option.some(maxBodyBytes))
-  })
-)
 
 export const requestMetrics = HttpMiddleware.make((app) =>
   Effect.gen(function* () {
