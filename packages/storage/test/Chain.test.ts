@@ -84,7 +84,16 @@ describe("hash chain", () => {
     expect(tail.findings.at(-1)!.message).toContain("deleted")
   })
 
-  it("the payload canonicalisation gives exactly core's canonicalJson, escapes and key order included", () => {
+  // The plain definition: sorted keys, everything else JSON.stringify.
+  const reference = (v: unknown): string => {
+    if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null"
+    if (Array.isArray(v)) return `[${v.map((x) => (x === undefined || typeof x === "function" ? "null" : reference(x))).join(",")}]`
+    const r = v as Record<string, unknown>
+    const keys = Object.keys(r).sort().filter((k) => r[k] !== undefined && typeof r[k] !== "function")
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${reference(r[k])}`).join(",")}}`
+  }
+
+  it("the payload canonicalisation is the plain definition (sorted keys, JSON.stringify), escapes and key order included", () => {
     const many = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${19 - i}`, i]))
     const values: ReadonlyArray<unknown> = [
       { b: 1, a: { d: [3, { z: null, y: "q\"uote" }], c: "tab\there" }, "10": "ten", "9": "nine", "": "empty" },
@@ -95,7 +104,10 @@ describe("hash chain", () => {
       [1, "two", { three: 3 }],
       "just a string", 42, null
     ]
-    for (const v of values) expect(canonicalData(v)).toBe(canonicalJson(v))
+    for (const v of values) {
+      expect(canonicalData(v)).toBe(reference(v))
+      expect(canonicalJson(v)).toBe(reference(v))
+    }
   })
 
   it("builds the same canonical JSON from a database row's values as from the event", () => {

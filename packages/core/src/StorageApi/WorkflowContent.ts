@@ -10,7 +10,10 @@
 import { Either, ParseResult, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as Yaml from "yaml"
+import { canonicalJson } from "../CanonicalJson.ts"
 import { MandatoryLabels, StructuredDescription } from "./Catalog.ts"
+
+export { canonicalJson }
 
 export const WorkflowIdNamespace = "6ba7b810-9dad-51d0-80b7-00c04fd430c8"
 
@@ -24,44 +27,6 @@ export const uuidV5 = (name: string, namespace: string = WorkflowIdNamespace): s
   bytes[8] = (bytes[8]! & 0x3f) | 0x80
   const hex = bytes.toString("hex")
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
-}
-
-/**
- * JSON with object keys sorted (by UTF-16 code units) at every level, otherwise exactly `JSON.stringify`: no
- * spaces, `undefined` members dropped, `undefined` array items as `null`. Built by hand because JS objects always
- * enumerate integer-like keys first, so re-ordering an object for `JSON.stringify` cannot sort `"10"` before `"9"`.
- */
-export const canonicalJson = (value: unknown): string => {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null"
-  if (Array.isArray(value)) {
-    let out = "["
-    for (let i = 0; i < value.length; i++) {
-      if (i > 0) out += ","
-      const item: unknown = value[i]
-      out += item === undefined || typeof item === "function" ? "null" : canonicalJson(item)
-    }
-    return out + "]"
-  }
-  const record = value as Record<string, unknown>
-  const keys = Object.keys(record).sort()
-  let out = "{"
-  for (const k of keys) {
-    const v = record[k]
-    if (v === undefined || typeof v === "function") continue
-    out += (out.length === 1 ? "" : ",") + keyPrefix(k) + (typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? JSON.stringify(v) : canonicalJson(v))
-  }
-  return out + "}"
-}
-
-// Audit payloads repeat the same keys in every event; their quoted `"key":` prefix is built once (bounded).
-const prefixes = new Map<string, string>()
-const keyPrefix = (k: string): string => {
-  let p = prefixes.get(k)
-  if (p === undefined) {
-    p = JSON.stringify(k) + ":"
-    if (prefixes.size < 10_000) prefixes.set(k, p)
-  }
-  return p
 }
 
 const Parameter = Schema.Struct({ name: Schema.String }, { key: Schema.String, value: Schema.Unknown })
