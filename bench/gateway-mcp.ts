@@ -65,11 +65,14 @@ const bareServer = (registry: ToolRegistry, ctx: ToolContext, run: <A, E>(e: Eff
       let transport = typeof id === "string" ? transports.get(id) : undefined
       if (transport === undefined) {
         const t = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void transports.set(sid, t) })
-        const server = new Server({ name: "bare", version: "1" }, { capabilities: { tools: {} } })
+        const server = new Server({ name: "bare", version: "1" }, { capabilities: { tools: {}, logging: {} } })
         server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...registry.listed] }))
-        server.setRequestHandler(CallToolRequestSchema, async (request) => {
+        server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
           const def = registry.lookup(request.params.name)!
-          const value = await run(def.run(request.params.arguments as never, { ...ctx, tool: request.params.name }))
+          // Notifications go out as on the gateway, so both servers send the same messages.
+          const notify = (data: unknown) => Effect.promise(() =>
+            extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend", data } }).catch(() => undefined))
+          const value = await run(def.run(request.params.arguments as never, { ...ctx, tool: request.params.name, notify }))
           return { content: [{ type: "text", text: renderResult(value, 16_384, def.listField) }] }
         })
         await server.connect(t)

@@ -2,7 +2,7 @@
  * Graceful shutdown. On SIGTERM readiness turns 503 at once, new API requests get 503 `Service Unavailable`,
  * in-flight requests get up to `drainSeconds` to finish, streams end through `started`, then servers close.
  */
-import { Deferred, Duration, Effect, Option, Stream, SubscriptionRef } from "effect"
+import { Deferred, Duration, Effect, Fiber, Option, Stream } from "effect"
 
 /**
  * In-flight work as the drain lets it run: it counts through `track`, and once draining has `started` it has
@@ -15,6 +15,14 @@ export interface Shutdown {
   readonly track: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** How long work may still run once draining starts. */
   readonly grace: Duration.Duration
+  /**
+   * Runs `effect` so that the drain interrupts it once the grace is over; `graceIsOver` then tells why it
+   * stopped. The interruption ends the fiber `effect` runs on, so run it on its own (under a timeout, say) to
+   * answer for it afterwards. Cheaper per call than racing it against `graceOver`: no fibers of its own.
+   */
+  readonly stopAtGraceOver: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** True once the grace is over. */
+  readonly graceIsOver: Effect.Effect<boolean>
 }
 
 /** The part of `drainTimeout` work may use: all but a fifth of it, and at most 1 s, kept for answering and closing. */
@@ -27,39 +35,73 @@ export const graceOf = (drainTimeout: Duration.Duration): Duration.Duration => {
 export const graceOver = (shutdown: Shutdown): Effect.Effect<void> =>
   Deferred.await(shutdown.started).pipe(Effect.zipRight(Effect.sleep(shutdown.grace)))
 
+/**
+ * A Shutdown whose stoppable work is interrupted by one watcher (started with the first such work) once the grace
+ * is over, and refused outright after that.
+ */
+const stopping = (started: Deferred.Deferred<void>, track: Shutdown["track"], grace: Duration.Duration): Shutdown => {
+  const running = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
+  let over = false
+  let watching = false
+  const watch = Effect.suspend(() => {
+    if (watching) return Effect.void
+    watching = true
+    return Effect.forkDaemon(Deferred.await(started).pipe(
+      Effect.zipRight(Effect.sleep(grace)),
+      Effect.zipRight(Effect.suspend(() => {
+        over = true
+        return Effect.forEach(running, Fiber.interruptFork, { discard: true })
+      }))
+    ))
+  })
+  const stopAtGraceOver = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.zipRight(watch, Effect.withFiberRuntime<A, E, R>((fiber) => {
+      if (over) return Effect.interrupt
+      running.add(fiber)
+      return Effect.ensuring(effect, Effect.sync(() => running.delete(fiber)))
+    }))
+  return { started, track, grace, stopAtGraceOver, graceIsOver: Effect.sync(() => over) }
+}
+
 export class Drain extends Effect.Service<Drain>()("@kubemend/core/Drain", {
   effect: Effect.gen(function* () {
     const started = yield* Deferred.make<void>()
-    const inflight = yield* SubscriptionRef.make(0)
+    const idle = yield* Deferred.make<void>()
+    // A plain counter: every API request passes here, and nothing but the drain waits on it.
+    let inflight = 0
+    let draining = false
 
     const isDraining = Deferred.isDone(started)
 
+    const release = Effect.suspend(() => --inflight <= 0 && draining ? Deferred.succeed(idle, undefined) : Effect.void)
+
     /** Counts an API request as in flight for the duration of `effect`. */
     const track = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      Effect.acquireUseRelease(
-        SubscriptionRef.update(inflight, (n) => n + 1),
-        () => effect,
-        () => SubscriptionRef.update(inflight, (n) => n - 1)
-      )
+      Effect.uninterruptibleMask((restore) =>
+        Effect.suspend(() => {
+          inflight++
+          return Effect.ensuring(restore(effect), release)
+        }))
 
     /** Starts draining and waits until nothing is in flight or `timeout` passes; true when everything finished. */
     const drain = (timeout: Duration.Duration) =>
       Effect.gen(function* () {
         yield* Deferred.succeed(started, undefined)
-        const idle = inflight.changes.pipe(Stream.takeUntil((n) => n <= 0), Stream.runDrain)
+        draining = true
+        if (inflight <= 0) return true
         // Drains run inside finalizers, which are uninterruptible: the wait must opt back in so the timeout can end it.
-        const finished = yield* Effect.timeoutOption(Effect.interruptible(idle), timeout)
+        const finished = yield* Effect.timeoutOption(Effect.interruptible(Deferred.await(idle)), timeout)
         return Option.isSome(finished)
       }).pipe(Effect.withSpan("Drain.drain"))
 
     return {
       started,
       isDraining,
-      inflight: SubscriptionRef.get(inflight),
+      inflight: Effect.sync(() => inflight),
       track,
       drain,
       /** The drain as work under `drainTimeout` sees it. */
-      shutdown: (drainTimeout: Duration.Duration): Shutdown => ({ started, track, grace: graceOf(drainTimeout) }),
+      shutdown: (drainTimeout: Duration.Duration): Shutdown => stopping(started, track, graceOf(drainTimeout)),
       /** Ends a stream when draining starts, so long-lived responses let the server close. */
       interruptOnDrain: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.interruptWhen(stream, Deferred.await(started))
     } as const

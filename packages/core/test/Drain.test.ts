@@ -165,4 +165,42 @@ describe("grace of in-flight work", () => {
       yield* TestClock.adjust("1 millis")
       yield* Fiber.join(over)
     }).pipe(Effect.provide(Drain.Default)))
+
+  it.effect("stops stoppable work when the grace is over, and refuses such work after that", () =>
+    Effect.gen(function* () {
+      const drain = yield* Drain
+      const shutdown = drain.shutdown(Duration.seconds(2))
+      const work = yield* Effect.fork(Effect.exit(Effect.fork(shutdown.stopAtGraceOver(Effect.never)).pipe(Effect.flatMap(Fiber.join))))
+      const quick = yield* shutdown.stopAtGraceOver(Effect.succeed("done"))
+      expect(quick).toBe("done")
+      yield* TestClock.adjust("1 minute")
+      expect(work.unsafePoll()).toBeNull()
+      yield* Effect.fork(drain.drain(Duration.seconds(2)))
+      yield* TestClock.adjust("1599 millis")
+      expect(work.unsafePoll()).toBeNull()
+      expect(yield* shutdown.graceIsOver).toBe(false)
+      yield* TestClock.adjust("1 millis")
+      const exit = yield* Fiber.join(work)
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(yield* shutdown.graceIsOver).toBe(true)
+      const late = yield* Effect.exit(Effect.fork(shutdown.stopAtGraceOver(Effect.succeed("late"))).pipe(Effect.flatMap(Fiber.join)))
+      expect(Exit.isInterrupted(late)).toBe(true)
+    }).pipe(Effect.provide(Drain.Default)))
+
+  it.effect("counts tracked work and waits for it, also when it is interrupted", () =>
+    Effect.gen(function* () {
+      const drain = yield* Drain
+      const release = yield* Deferred.make<void>()
+      const a = yield* Effect.fork(drain.track(Deferred.await(release)))
+      const b = yield* Effect.fork(drain.track(Effect.never))
+      yield* Effect.yieldNow()
+      expect(yield* drain.inflight).toBe(2)
+      const drained = yield* Effect.fork(drain.drain(Duration.seconds(5)))
+      yield* Fiber.interrupt(b)
+      expect(yield* drain.inflight).toBe(1)
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(a)
+      expect(yield* Fiber.join(drained)).toBe(true)
+      expect(yield* drain.inflight).toBe(0)
+    }).pipe(Effect.provide(Drain.Default)))
 })

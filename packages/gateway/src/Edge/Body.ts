@@ -19,12 +19,13 @@ const ignore = () => undefined
 /** The body of a Node request as text, within `limitBytes`. */
 export const readIncoming = (req: IncomingMessage, limitBytes: number) =>
   Effect.async<string, BodyError>((resume) => {
-    const tooLarge = new PayloadTooLarge({ limitBytes })
+    // Built only when needed: an error captures a stack trace, which every request would pay for.
+    const tooLarge = Effect.failSync(() => new PayloadTooLarge({ limitBytes }))
     const declared = Number(req.headers["content-length"] ?? "NaN")
     if (Number.isFinite(declared) && declared > limitBytes * discardFactor) {
       // Not worth draining: answer now; the connection closes after the answer.
       req.pause()
-      return resume(Effect.fail(tooLarge))
+      return resume(tooLarge)
     }
     const chunks: Array<Buffer> = []
     let size = 0
@@ -34,12 +35,12 @@ export const readIncoming = (req: IncomingMessage, limitBytes: number) =>
       if (size <= limitBytes) chunks.push(chunk)
       else chunks.length = 0
       if (size > limitBytes * discardFactor) {
-        settle(Effect.fail(tooLarge), true)
+        settle(tooLarge, true)
         req.destroy()
       }
     }
     const onEnd = () =>
-      settle(size > limitBytes ? Effect.fail(tooLarge) : Effect.succeed(Buffer.concat(chunks).toString("utf8")), false)
+      settle(size > limitBytes ? tooLarge : Effect.succeed(Buffer.concat(chunks).toString("utf8")), false)
     const onError = () => settle(Effect.fail(new InvalidRequest({ detail: "the request body could not be read" })), true)
     const onAborted = () => settle(Effect.fail(new InvalidRequest({ detail: "the client aborted the request" })), true)
     /** Takes our listeners off; a request that did not end cleanly keeps a silent `error` listener, so a late error is not thrown. */

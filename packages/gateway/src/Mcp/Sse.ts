@@ -31,7 +31,9 @@ export const pipeSse = (request: HttpServerRequest.HttpServerRequest, response: 
       resume(Effect.void)
     }
     res.writeHead(response.status, forwardedHeaders(response))
-    res.flushHeaders()
+    // A GET stream may wait long for its first event: its headers go now. A POST's answers follow at once, and
+    // the headers travel with the first of them (one write instead of two).
+    if (request.method === "GET") res.flushHeaders()
     res.on("close", finish)
     void (async () => {
       try {
