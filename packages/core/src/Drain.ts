@@ -32,7 +32,7 @@ export const graceOf = (drainTimeout: Duration.Duration): Duration.Duration => {
 }
 
 /** Completes when the work's grace is over: `grace` after draining started. */
-export const graceOver = (shutdown: Shutdown): Effect.Effect<void> =>
+export const graceOver = (shutdown: Pick<Shutdown, "started" | "grace">): Effect.Effect<void> =>
   Deferred.await(shutdown.started).pipe(Effect.zipRight(Effect.sleep(shutdown.grace)))
 
 /**
@@ -46,8 +46,7 @@ const stopping = (started: Deferred.Deferred<void>, track: Shutdown["track"], gr
   const watch = Effect.suspend(() => {
     if (watching) return Effect.void
     watching = true
-    return Effect.forkDaemon(Deferred.await(started).pipe(
-      Effect.zipRight(Effect.sleep(grace)),
+    return Effect.forkDaemon(graceOver({ started, grace }).pipe(
       Effect.zipRight(Effect.suspend(() => {
         over = true
         return Effect.forEach(running, Fiber.interruptFork, { discard: true })
