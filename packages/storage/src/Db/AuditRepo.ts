@@ -157,9 +157,13 @@ export class AuditRepo extends Effect.Service<AuditRepo>()("@kubemend/storage/Au
         return { rows, total: total! }
       }).pipe(orUnavailable, Effect.withSpan("AuditRepo.query"))
 
-    /** Every event of a correlation id in chain order, and the head recorded at write time. */
+    /**
+     * Every event of a correlation id in chain order, and the head recorded at write time, from one snapshot: a
+     * batch committed between two reads would otherwise show a head past the rows, which reads as a cut chain.
+     */
     const chain = (correlationId: string) =>
-      Effect.gen(function* () {
+      sql.withTransaction(Effect.gen(function* () {
+        yield* sql.unsafe(`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`)
         const rows = yield* sql.unsafe<AuditRow>(
           `SELECT ${auditColumns} FROM audit_events WHERE correlation_id = $1 ORDER BY chain_position`,
           [correlationId]
@@ -173,7 +177,7 @@ export class AuditRepo extends Effect.Service<AuditRepo>()("@kubemend/storage/Au
           rows,
           head: head === undefined ? undefined : { chainPosition: head.chain_position, eventHash: head.event_hash.trim() }
         }
-      }).pipe(orUnavailable, Effect.withSpan("AuditRepo.chain"))
+      })).pipe(orUnavailable, Effect.withSpan("AuditRepo.chain"))
 
     /**
      * Walks the chain of a correlation id as it is read (see `ChainRead.ts`); returns the head recorded at write
