@@ -3,7 +3,7 @@
  * dead-letter queue when the database is unreachable (202 instead of 201). A scoped fiber replays the queue every
  * `dlq.replayInterval` (Effect Clock, so TestClock drives it); replays skip ids already stored.
  */
-import { DeadLetterQueueFull, ValidationError, type Conflict } from "@kubemend/core/Errors"
+import { DeadLetterQueueFull, DependencyUnavailable, ValidationError, type Conflict } from "@kubemend/core/Errors"
 import { Metrics } from "@kubemend/core/Metrics"
 import type { AuditEventInput, NotificationAudit } from "@kubemend/core/StorageApi"
 import { Clock, Effect, Option, Redacted, Schedule } from "effect"
@@ -126,7 +126,7 @@ export class AuditWriter extends Effect.Service<AuditWriter>()("@kubemend/storag
         )
       }).pipe(Effect.withSpan("AuditWriter.write", { attributes: { events: inputs.length } }))
 
-    const writeNotification = (n: NotificationAudit): Effect.Effect<NotificationOutcome, Conflict | DeadLetterQueueFull> =>
+    const writeNotification = (n: NotificationAudit): Effect.Effect<NotificationOutcome, Conflict | DeadLetterQueueFull | DependencyUnavailable> =>
       timed("notification_audit", notifications.insert(n, config.writeTimeout)).pipe(
         Effect.map((rows): NotificationOutcome => ({ _tag: "Created", row: rows[0]! })),
         Effect.catchTag("DatabaseUnavailable", () =>

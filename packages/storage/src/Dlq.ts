@@ -10,7 +10,7 @@
  * `datastorage_dlq_critical` (90%). Replays are idempotent (event ids are assigned before queueing), so an entry
  * written but not yet removed when the process dies is only replayed twice, never stored twice.
  */
-import type { DeadLetterQueueFull } from "@kubemend/core/Errors"
+import type { DeadLetterQueueFull, DependencyUnavailable } from "@kubemend/core/Errors"
 import { Context, Effect, Layer, Option } from "effect"
 import { makeFile } from "./Dlq/File.ts"
 import { makeStream } from "./Dlq/Stream.ts"
@@ -32,7 +32,8 @@ export interface DlqShape {
    * Queues `payload` (`count` events) durably. Fails when it would exceed the capacity, or when the queue itself
    * cannot be reached (the Valkey backend): either way the caller's write is refused, never left waiting.
    */
-  readonly enqueue: (kind: DlqKind, payload: unknown, count: number) => Effect.Effect<void, DeadLetterQueueFull>
+  /** Fails `DeadLetterQueueFull` past capacity, `DependencyUnavailable` when the queue itself is unreachable. */
+  readonly enqueue: (kind: DlqKind, payload: unknown, count: number) => Effect.Effect<void, DeadLetterQueueFull | DependencyUnavailable>
   /**
    * Hands entries, oldest first, to `write`; stops at the first failure (the database is still away) and keeps
    * that entry and the rest. Returns how many entries were written and removed.

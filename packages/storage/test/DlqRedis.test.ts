@@ -155,6 +155,7 @@ describe.skipIf(skipRedis)(skipRedis ? `${title} (skipped: ${unreachable})` : ti
         expect(refused.status).toBe(503)
         expect(refused.contentType).toContain("application/problem+json")
         expect(refused.body).toMatchObject({ status: 503, title: "Service Unavailable" })
+        expect(String(refused.body["type"])).toMatch(/service-unavailable$/)
         expect(String(refused.body["detail"])).toMatch(/database is unreachable and so is the dead-letter queue/)
         expect(yield* metric("datastorage_dlq_refused_total", `reason="unavailable"`)).toBe(3)
 

@@ -13,7 +13,7 @@
  * deadline. A call that timed out may still land on the server; the client's retry then queues the same event ids
  * twice, and the replay stores them once.
  */
-import { DeadLetterQueueFull } from "@kubemend/core/Errors"
+import { DeadLetterQueueFull, DependencyUnavailable } from "@kubemend/core/Errors"
 import { Duration, Effect, Ref, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { DlqEntry, DlqKind, DlqShape } from "../Dlq.ts"
@@ -112,8 +112,9 @@ export const makeStream = (settings: ValkeySettings) =>
               yield* Effect.logWarning("database and dead-letter queue both unreachable; write refused").pipe(
                 Effect.annotateLogs({ valkey: valkey.address, events: count, cause: String(e.cause) })
               )
-              return yield* new DeadLetterQueueFull({
-                capacity,
+              // Not a full queue: nothing is there to take the write, which is what service-unavailable says.
+              return yield* new DependencyUnavailable({
+                dependency: "dead-letter queue",
                 detail: "the database is unreachable and so is the dead-letter queue (Valkey); nothing was stored, retry later"
               })
             }))
