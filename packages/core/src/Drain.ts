@@ -35,11 +35,14 @@ export const graceOf = (drainTimeout: Duration.Duration): Duration.Duration => {
 export const graceOver = (shutdown: Pick<Shutdown, "started" | "grace">): Effect.Effect<void> =>
   Deferred.await(shutdown.started).pipe(Effect.zipRight(Effect.sleep(shutdown.grace)))
 
+type Watchers = Set<Fiber.RuntimeFiber<unknown, unknown>>
+
 /**
  * A Shutdown whose stoppable work is interrupted by one watcher (started with the first such work) once the grace
- * is over, and refused outright after that.
+ * is over, and refused outright after that. The watcher joins `watchers`, which the drain ends once it is done, so
+ * its timer never holds the process up after a shutdown.
  */
-const stopping = (started: Deferred.Deferred<void>, track: Shutdown["track"], grace: Duration.Duration): Shutdown => {
+const stopping = (started: Deferred.Deferred<void>, track: Shutdown["track"], grace: Duration.Duration, watchers: Watchers): Shutdown => {
   const running = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
   let over = false
   let watching = false
@@ -51,7 +54,7 @@ const stopping = (started: Deferred.Deferred<void>, track: Shutdown["track"], gr
         over = true
         return Effect.forEach(running, Fiber.interruptFork, { discard: true })
       }))
-    ))
+    )).pipe(Effect.tap((fiber) => void watchers.add(fiber)))
   })
   const stopAtGraceOver = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.zipRight(watch, Effect.withFiberRuntime<A, E, R>((fiber) => {
@@ -69,6 +72,7 @@ export class Drain extends Effect.Service<Drain>()("@kubemend/core/Drain", {
     // A plain counter: every API request passes here, and nothing but the drain waits on it.
     let inflight = 0
     let draining = false
+    const watchers: Watchers = new Set()
 
     const isDraining = Deferred.isDone(started)
 
@@ -91,7 +95,10 @@ export class Drain extends Effect.Service<Drain>()("@kubemend/core/Drain", {
         // Drains run inside finalizers, which are uninterruptible: the wait must opt back in so the timeout can end it.
         const finished = yield* Effect.timeoutOption(Effect.interruptible(Deferred.await(idle)), timeout)
         return Option.isSome(finished)
-      }).pipe(Effect.withSpan("Drain.drain"))
+      }).pipe(
+        Effect.ensuring(Effect.suspend(() => Effect.forEach(watchers, Fiber.interruptFork, { discard: true }))),
+        Effect.withSpan("Drain.drain")
+      )
 
     return {
       started,
@@ -100,7 +107,7 @@ export class Drain extends Effect.Service<Drain>()("@kubemend/core/Drain", {
       track,
       drain,
       /** The drain as work under `drainTimeout` sees it. */
-      shutdown: (drainTimeout: Duration.Duration): Shutdown => stopping(started, track, graceOf(drainTimeout)),
+      shutdown: (drainTimeout: Duration.Duration): Shutdown => stopping(started, track, graceOf(drainTimeout), watchers),
       /** Ends a stream when draining starts, so long-lived responses let the server close. */
       interruptOnDrain: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.interruptWhen(stream, Deferred.await(started))
     } as const

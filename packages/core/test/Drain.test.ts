@@ -170,12 +170,14 @@ describe("grace of in-flight work", () => {
     Effect.gen(function* () {
       const drain = yield* Drain
       const shutdown = drain.shutdown(Duration.seconds(2))
-      const work = yield* Effect.fork(Effect.exit(Effect.fork(shutdown.stopAtGraceOver(Effect.never)).pipe(Effect.flatMap(Fiber.join))))
+      // Tracked, as the gateway's calls are: the drain waits for it, and its watcher stops it when the grace is over.
+      const work = yield* Effect.fork(shutdown.track(Effect.exit(Effect.fork(shutdown.stopAtGraceOver(Effect.never)).pipe(Effect.flatMap(Fiber.join)))))
       const quick = yield* shutdown.stopAtGraceOver(Effect.succeed("done"))
       expect(quick).toBe("done")
       yield* TestClock.adjust("1 minute")
       expect(work.unsafePoll()).toBeNull()
-      yield* Effect.fork(drain.drain(Duration.seconds(2)))
+      yield* Effect.yieldNow()
+      const drained = yield* Effect.fork(drain.drain(Duration.seconds(2)))
       yield* TestClock.adjust("1599 millis")
       expect(work.unsafePoll()).toBeNull()
       expect(yield* shutdown.graceIsOver).toBe(false)
@@ -183,6 +185,8 @@ describe("grace of in-flight work", () => {
       const exit = yield* Fiber.join(work)
       expect(Exit.isInterrupted(exit)).toBe(true)
       expect(yield* shutdown.graceIsOver).toBe(true)
+      // Stopped work is done: the drain finishes before its timeout.
+      expect(yield* Fiber.join(drained)).toBe(true)
       const late = yield* Effect.exit(Effect.fork(shutdown.stopAtGraceOver(Effect.succeed("late"))).pipe(Effect.flatMap(Fiber.join)))
       expect(Exit.isInterrupted(late)).toBe(true)
     }).pipe(Effect.provide(Drain.Default)))
@@ -202,5 +206,16 @@ describe("grace of in-flight work", () => {
       yield* Fiber.join(a)
       expect(yield* Fiber.join(drained)).toBe(true)
       expect(yield* drain.inflight).toBe(0)
+    }).pipe(Effect.provide(Drain.Default)))
+
+  it.effect("the grace watcher ends with the drain, so no timer of it outlives a shutdown", () =>
+    Effect.gen(function* () {
+      const drain = yield* Drain
+      const shutdown = drain.shutdown(Duration.seconds(2))
+      expect(yield* shutdown.stopAtGraceOver(Effect.succeed(1))).toBe(1)
+      // Nothing in flight: the drain is done at once and takes the watcher with it.
+      expect(yield* drain.drain(Duration.seconds(2))).toBe(true)
+      yield* TestClock.adjust("1 minute")
+      expect(yield* shutdown.graceIsOver).toBe(false)
     }).pipe(Effect.provide(Drain.Default)))
 })
