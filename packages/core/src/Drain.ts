@@ -18,7 +18,8 @@ export interface Shutdown {
   /**
    * Runs `effect` so that the drain interrupts it once the grace is over; `graceIsOver` then tells why it
    * stopped. The interruption ends the fiber `effect` runs on, so run it on its own (under a timeout, say) to
-   * answer for it afterwards. Cheaper per call than racing it against `graceOver`: no fibers of its own.
+   * answer for it afterwards. Cheaper per call than racing it against `graceOver`: one watcher per Shutdown
+   * stops them all, where a race forks fibers for every call.
    */
   readonly stopAtGraceOver: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** True once the grace is over. */
