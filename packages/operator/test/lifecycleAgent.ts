@@ -5,10 +5,10 @@
  * restart does, so the next poll answers 404.
  */
 import type { IncidentResponse } from "@kubemend/core/AgentApi"
+import { listenScoped } from "@kubemend/core/devkit/Listen"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
+import type * as http from "node:http"
 
 export interface Script {
   /** Polls answered `investigating` before the session completes; Infinity never completes. */
@@ -69,55 +69,45 @@ const json = (res: http.ServerResponse, status: number, body: unknown) => {
   res.end(JSON.stringify(body))
 }
 
-export const startFakeAgent = Effect.acquireRelease(
-  Effect.async<{ agent: FakeAgent; server: http.Server }>((resume) => {
-    const sessions = new Map<string, Session>()
-    const agent: FakeAgent = {
-      url: "",
-      submitted: [],
-      script: () => ({}),
-      restart: () => sessions.clear(),
-      sessionIds: () => [...sessions.keys()],
-      open: (request, script) => {
-        const id = randomUUID()
-        sessions.set(id, { request, script, polled: 0 })
-        return id
-      }
+export const startFakeAgent = Effect.gen(function* () {
+  const sessions = new Map<string, Session>()
+  const agent: FakeAgent = {
+    url: "",
+    submitted: [],
+    script: () => ({}),
+    restart: () => sessions.clear(),
+    sessionIds: () => [...sessions.keys()],
+    open: (request, script) => {
+      const id = randomUUID()
+      sessions.set(id, { request, script, polled: 0 })
+      return id
     }
-    const server = http.createServer((req, res) => {
-      let body = ""
-      req.on("data", (c) => (body += c))
-      req.on("end", () => {
-        const path = (req.url ?? "").split("?")[0]!
-        if (req.method === "POST" && path === "/api/v1/incident/analyze") {
-          const request = JSON.parse(body) as Record<string, unknown>
-          agent.submitted.push(request)
-          const id = randomUUID()
-          sessions.set(id, { request, script: agent.script(request), polled: 0 })
-          return json(res, 202, { session_id: id })
-        }
-        const m = /^\/api\/v1\/incident\/session\/([^/]+)(\/result)?$/.exec(path)
-        const session = m === null ? undefined : sessions.get(m[1]!)
-        if (m === null || req.method !== "GET") return problem(res, 404, "NotFound")
-        if (session === undefined) return problem(res, 404, "NotFound")
-        const done = session.polled >= (session.script.polls ?? 0)
-        const status = done ? session.script.outcome ?? "completed" : "investigating"
-        if (m[2] === undefined) {
-          session.polled++
-          return json(res, 200, { session_id: m[1], status, progress: `poll ${session.polled}` })
-        }
-        if (!done) return problem(res, 409, "Conflict")
-        return json(res, 200, { ...workflowResult(session.script.result), incident_id: String(session.request["incident_id"]) })
-      })
+  }
+  const listening = yield* listenScoped((req, res) => {
+    let body = ""
+    req.on("data", (c) => (body += c))
+    req.on("end", () => {
+      const path = (req.url ?? "").split("?")[0]!
+      if (req.method === "POST" && path === "/api/v1/incident/analyze") {
+        const request = JSON.parse(body) as Record<string, unknown>
+        agent.submitted.push(request)
+        const id = randomUUID()
+        sessions.set(id, { request, script: agent.script(request), polled: 0 })
+        return json(res, 202, { session_id: id })
+      }
+      const m = /^\/api\/v1\/incident\/session\/([^/]+)(\/result)?$/.exec(path)
+      const session = m === null ? undefined : sessions.get(m[1]!)
+      if (m === null || req.method !== "GET") return problem(res, 404, "NotFound")
+      if (session === undefined) return problem(res, 404, "NotFound")
+      const done = session.polled >= (session.script.polls ?? 0)
+      const status = done ? session.script.outcome ?? "completed" : "investigating"
+      if (m[2] === undefined) {
+        session.polled++
+        return json(res, 200, { session_id: m[1], status, progress: `poll ${session.polled}` })
+      }
+      if (!done) return problem(res, 409, "Conflict")
+      return json(res, 200, { ...workflowResult(session.script.result), incident_id: String(session.request["incident_id"]) })
     })
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as AddressInfo).port
-      resume(Effect.succeed({ agent: Object.assign(agent, { url: `http://127.0.0.1:${port}` }), server }))
-    })
-  }),
-  ({ server }) =>
-    Effect.async<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
-).pipe(Effect.map(({ agent }) => agent))
+  })
+  return Object.assign(agent, { url: listening.url })
+})

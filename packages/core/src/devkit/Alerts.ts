@@ -3,9 +3,8 @@
  * platform registers `svc_list_alerts` and tests see the real wire format. `setFault` makes it fail (503) or
  * never answer.
  */
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { Context, Effect, Layer } from "effect"
+import { listenScoped } from "./Listen.ts"
 
 /** One alert as Prometheus reports it. */
 export interface DevAlert {
@@ -73,38 +72,25 @@ export const make = (options: DevAlertsOptions = {}) =>
     let alerts = options.alerts ?? demoAlerts()
     let fault: AlertsFault = "none"
     let count = 0
-    const server = yield* Effect.acquireRelease(
-      Effect.async<ReturnType<typeof createServer>>((resume) => {
-        const s = createServer((req, res) => {
-          const path = (req.url ?? "").split("?")[0]
-          if (req.method !== "GET" || path !== "/api/v1/alerts") {
-            res.writeHead(404, { "content-type": "application/json" })
-            res.end(JSON.stringify({ status: "error", errorType: "not_found", error: "not found" }))
-            return
-          }
-          count++
-          if (fault === "hang") return
-          if (fault === "unavailable") {
-            res.writeHead(503, { "content-type": "application/json" })
-            res.end(JSON.stringify({ status: "error", errorType: "unavailable", error: "backend unavailable" }))
-            return
-          }
-          res.writeHead(200, { "content-type": "application/json" })
-          res.end(JSON.stringify({ status: "success", data: { alerts } }))
-        })
-        s.once("error", (e) => resume(Effect.die(e)))
-        s.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resume(Effect.succeed(s)))
-      }),
-      (s) =>
-        Effect.async<void>((resume) => {
-          s.close(() => resume(Effect.void))
-          s.closeAllConnections()
-        })
-    )
-    const address = server.address() as AddressInfo
-    const host = address.family === "IPv6" ? `[${address.address}]` : address.address
+    const listening = yield* listenScoped((req, res) => {
+      const path = (req.url ?? "").split("?")[0]
+      if (req.method !== "GET" || path !== "/api/v1/alerts") {
+        res.writeHead(404, { "content-type": "application/json" })
+        res.end(JSON.stringify({ status: "error", errorType: "not_found", error: "not found" }))
+        return
+      }
+      count++
+      if (fault === "hang") return
+      if (fault === "unavailable") {
+        res.writeHead(503, { "content-type": "application/json" })
+        res.end(JSON.stringify({ status: "error", errorType: "unavailable", error: "backend unavailable" }))
+        return
+      }
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify({ status: "success", data: { alerts } }))
+    }, options)
     const service: DevAlertsService = {
-      url: `http://${host}:${address.port}`,
+      url: listening.url,
       set: (next) =>
         Effect.sync(() => {
           alerts = next

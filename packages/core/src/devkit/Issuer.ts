@@ -3,8 +3,6 @@
  * for the personas and arbitrary claims, bad-token helpers, and `POST /dev/token` for people and other languages.
  * Token times come from Effect's Clock, so a test under TestClock mints tokens that agree with its verifier.
  */
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { Context, Effect, Layer, Runtime } from "effect"
 import { defaultAudience } from "../Auth/Config.ts"
 import type { DevIdentity } from "../Personas.ts"
@@ -16,6 +14,7 @@ import { makeKeyRing } from "./issuer/Keys.ts"
 import type { KeyPair, SigningAlg } from "./issuer/Keys.ts"
 import { personaClaims, sign, withDefaults } from "./issuer/Mint.ts"
 import type { Claims, MintOptions } from "./issuer/Mint.ts"
+import { listenScoped } from "./Listen.ts"
 
 export type { BadTokens } from "./issuer/BadTokens.ts"
 export type { JwksFault } from "./issuer/Http.ts"
@@ -71,29 +70,16 @@ export const make = (options: DevIssuerOptions = {}) =>
     const token = (claims: Claims = {}, mintOptions?: MintOptions) =>
       Effect.flatMap(withDefaults(claims, defaults()), (c) => sign(ring, c, mintOptions))
 
-    const server = yield* Effect.acquireRelease(
-      Effect.async<ReturnType<typeof createServer>>((resume) => {
-        const s = createServer(handler({
-          issuer: () => issuer,
-          jwks: ring.jwks,
-          fault: () => fault,
-          mint: (claims, alg) => Runtime.runPromise(runtime)(token(claims, { alg })),
-          count: (what) => {
-            counts[what]++
-          }
-        }))
-        s.once("error", (e) => resume(Effect.die(e)))
-        s.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resume(Effect.succeed(s)))
-      }),
-      (s) =>
-        Effect.async<void>((resume) => {
-          s.close(() => resume(Effect.void))
-          s.closeAllConnections()
-        })
-    )
-    const address = server.address() as AddressInfo
-    const host = address.family === "IPv6" ? `[${address.address}]` : address.address
-    issuer = `http://${host}:${address.port}`
+    const listening = yield* listenScoped(handler({
+      issuer: () => issuer,
+      jwks: ring.jwks,
+      fault: () => fault,
+      mint: (claims, alg) => Runtime.runPromise(runtime)(token(claims, { alg })),
+      count: (what) => {
+        counts[what]++
+      }
+    }), options)
+    issuer = listening.url
 
     const service: DevIssuerService = {
       url: issuer,

@@ -2,9 +2,9 @@
  * A tiny loopback HTTP server for provider fakes: records every request and answers with a handler.
  */
 import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { IncomingHttpHeaders, ServerResponse } from "node:http"
 import { Duration, Effect, Layer } from "effect"
+import { listenScoped } from "../../src/devkit/Listen.ts"
 import * as Llm from "../../src/Llm.ts"
 
 export interface Recorded {
@@ -39,49 +39,33 @@ export const sse = (res: ServerResponse, events: ReadonlyArray<{ event?: string;
 }
 
 export const fake = (handler: Handler) =>
-  Effect.acquireRelease(
-    Effect.promise(() =>
-      new Promise<{ fake: Fake; close: () => Promise<void> }>((resolve) => {
-        const requests: Array<Recorded> = []
-        const waiters: Array<{ count: number; resolve: () => void }> = []
-        const server = createServer((req, res) => {
-          const parts: Array<Buffer> = []
-          req.on("data", (c: Buffer) => parts.push(c))
-          req.on("end", () => {
-            const raw = Buffer.concat(parts).toString("utf8")
-            const url = new URL(req.url ?? "/", "http://x")
-            let body: unknown
-            try {
-              body = raw === "" ? undefined : JSON.parse(raw)
-            } catch {
-              body = raw
-            }
-            const recorded = { method: req.method ?? "", path: url.pathname, query: url.searchParams, headers: req.headers, raw, body }
-            requests.push(recorded)
-            for (const w of waiters) if (requests.length >= w.count) w.resolve()
-            handler(recorded, res, requests.length)
-          })
-        })
-        server.listen(0, "127.0.0.1", () => {
-          const { port } = server.address() as AddressInfo
-          resolve({
-            fake: {
-              url: `http://127.0.0.1:${port}`,
-              requests,
-              received: (count) =>
-                new Promise<void>((r) => (requests.length >= count ? r() : waiters.push({ count, resolve: r })))
-            },
-            close: () =>
-              new Promise<void>((r) => {
-                server.closeAllConnections()
-                server.close(() => r())
-              })
-          })
-        })
+  Effect.gen(function* () {
+    const requests: Array<Recorded> = []
+    const waiters: Array<{ count: number; resolve: () => void }> = []
+    const listening = yield* listenScoped((req, res) => {
+      const parts: Array<Buffer> = []
+      req.on("data", (c: Buffer) => parts.push(c))
+      req.on("end", () => {
+        const raw = Buffer.concat(parts).toString("utf8")
+        const url = new URL(req.url ?? "/", "http://x")
+        let body: unknown
+        try {
+          body = raw === "" ? undefined : JSON.parse(raw)
+        } catch {
+          body = raw
+        }
+        const recorded = { method: req.method ?? "", path: url.pathname, query: url.searchParams, headers: req.headers, raw, body }
+        requests.push(recorded)
+        for (const w of waiters) if (requests.length >= w.count) w.resolve()
+        handler(recorded, res, requests.length)
       })
-    ),
-    (s) => Effect.promise(() => s.close())
-  ).pipe(Effect.map((s) => s.fake))
+    })
+    return {
+      url: listening.url,
+      requests,
+      received: (count) => new Promise<void>((r) => (requests.length >= count ? r() : waiters.push({ count, resolve: r })))
+    } satisfies Fake as Fake
+  })
 
 export const platform = Layer.merge(NodeHttpClient.layer, NodeFileSystem.layer)
 
