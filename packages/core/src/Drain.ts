@@ -74,6 +74,7 @@ export class Drain extends Effect.Service<Drain>()("@kubemend/core/Drain", {
     let inflight = 0
     let draining = false
     const watchers: Watchers = new Set()
+    const shutdowns = new Map<number, Shutdown>()
 
     const isDraining = Deferred.isDone(started)
 
@@ -107,8 +108,19 @@ export class Drain extends Effect.Service<Drain>()("@kubemend/core/Drain", {
       inflight: Effect.sync(() => inflight),
       track,
       drain,
-      /** The drain as work under `drainTimeout` sees it. */
-      shutdown: (drainTimeout: Duration.Duration): Shutdown => stopping(started, track, graceOf(drainTimeout), watchers),
+      /**
+       * The drain as work under `drainTimeout` sees it. One per grace, however often asked for (A2A asks on every
+       * request): each has a watcher, and watchers live until the drain.
+       */
+      shutdown: (drainTimeout: Duration.Duration): Shutdown => {
+        const grace = graceOf(drainTimeout)
+        const key = Duration.toMillis(grace)
+        const known = shutdowns.get(key)
+        if (known !== undefined) return known
+        const made = stopping(started, track, grace, watchers)
+        shutdowns.set(key, made)
+        return made
+      },
       /** Ends a stream when draining starts, so long-lived responses let the server close. */
       interruptOnDrain: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.interruptWhen(stream, Deferred.await(started))
     } as const

@@ -218,4 +218,12 @@ describe("grace of in-flight work", () => {
       yield* TestClock.adjust("1 minute")
       expect(yield* shutdown.graceIsOver).toBe(false)
     }).pipe(Effect.provide(Drain.Default)))
+
+  it.effect("hands out one Shutdown per grace, so asking on every request starts no more watchers", () =>
+    Effect.gen(function* () {
+      const drain = yield* Drain
+      const first = drain.shutdown(Duration.seconds(2))
+      expect(drain.shutdown(Duration.seconds(2))).toBe(first)
+      expect(drain.shutdown(Duration.seconds(5))).not.toBe(first)
+    }).pipe(Effect.provide(Drain.Default)))
 })
