@@ -2,7 +2,7 @@
  * Graceful shutdown. On SIGTERM readiness turns 503 at once, new API requests get 503 `Service Unavailable`,
  * in-flight requests get up to `drainSeconds` to finish, streams end through `started`, then servers close.
  */
-import { Deferred, Duration, Effect, Fiber, Option, Stream } from "effect"
+import { Cause, Deferred, Duration, Effect, Fiber, identity, Option, Stream } from "effect"
 
 /**
  * In-flight work as the drain lets it run: it counts through `track`, and once draining has `started` it has
@@ -35,6 +35,30 @@ export const graceOf = (drainTimeout: Duration.Duration): Duration.Duration => {
 /** Completes when the work's grace is over: `grace` after draining started. */
 export const graceOver = (shutdown: Pick<Shutdown, "started" | "grace">): Effect.Effect<void> =>
   Deferred.await(shutdown.started).pipe(Effect.zipRight(Effect.sleep(shutdown.grace)))
+
+/**
+ * Work under a deadline and, when a Shutdown is given, the drain's grace: fails with `onTimeout()` past `duration`
+ * and with `onShutdown()` once the drain stopped it at the end of its grace. The timeout runs the work on a fiber of
+ * its own, which is the one the drain interrupts; here that interruption is a cause to answer for. Interrupting the
+ * caller still interrupts.
+ */
+export const bounded = <E2>(options: {
+  readonly shutdown: Shutdown | undefined
+  readonly duration: Duration.DurationInput
+  readonly onTimeout: () => E2
+  readonly onShutdown: () => E2
+}) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> => {
+  const { shutdown } = options
+  return effect.pipe(
+    shutdown === undefined ? identity : shutdown.stopAtGraceOver,
+    Effect.timeoutFail({ duration: options.duration, onTimeout: options.onTimeout }),
+    Effect.catchAllCause((cause) =>
+      shutdown !== undefined && Cause.isInterruptedOnly(cause)
+        ? Effect.flatMap(shutdown.graceIsOver, (over) => (over ? Effect.fail(options.onShutdown()) : Effect.failCause(cause)))
+        : Effect.failCause(cause))
+  )
+}
 
 type Watchers = Set<Fiber.RuntimeFiber<unknown, unknown>>
 

@@ -8,7 +8,7 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
 import * as Http from "node:http"
-import { Drain, graceOf, graceOver } from "../src/Drain.ts"
+import { bounded, Drain, graceOf, graceOver } from "../src/Drain.ts"
 import { Metrics } from "../src/Metrics.ts"
 import { apiPort, drainGuard, OpsServersLive, Readiness, ServerConfig, serveWithDrain } from "../src/Servers.ts"
 
@@ -225,5 +225,21 @@ describe("grace of in-flight work", () => {
       const first = drain.shutdown(Duration.seconds(2))
       expect(drain.shutdown(Duration.seconds(2))).toBe(first)
       expect(drain.shutdown(Duration.seconds(5))).not.toBe(first)
+    }).pipe(Effect.provide(Drain.Default)))
+
+  it.effect("bounded work fails with its timeout, or with its shutdown answer once the grace is over", () =>
+    Effect.gen(function* () {
+      const drain = yield* Drain
+      const shutdown = drain.shutdown(Duration.seconds(2))
+      const limit = bounded({ shutdown, duration: "10 seconds", onTimeout: () => "timeout" as const, onShutdown: () => "shutdown" as const })
+      const timedOut = yield* Effect.fork(Effect.flip(limit(Effect.never)))
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* Fiber.join(timedOut)).toBe("timeout")
+
+      const stopped = yield* Effect.fork(drain.track(Effect.flip(limit(Effect.never))))
+      yield* Effect.yieldNow()
+      yield* Effect.fork(drain.drain(Duration.seconds(2)))
+      yield* TestClock.adjust("1600 millis")
+      expect(yield* Fiber.join(stopped)).toBe("shutdown")
     }).pipe(Effect.provide(Drain.Default)))
 })

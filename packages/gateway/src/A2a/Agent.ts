@@ -5,9 +5,9 @@
  * or `a2a.task_failed`. A running task is in-flight work for the gateway's drain: once draining starts it has
  * `grace` to finish, then it fails as stopped by the shutdown, so its stream or blocking request ends in time.
  */
-import { Cause, Deferred, Duration, Effect, Either, Exit, FiberSet, Queue, Stream } from "effect"
+import { Cause, Deferred, Duration, Effect, FiberSet, Queue, Stream } from "effect"
 import { randomUUID } from "node:crypto"
-import type { Shutdown } from "@kubemend/core/Drain"
+import { bounded, type Shutdown } from "@kubemend/core/Drain"
 import { LlmCapacityExhausted } from "@kubemend/core/Errors"
 import { Llm } from "@kubemend/core/Llm"
 import { K8s } from "@kubemend/core/K8s"
@@ -92,17 +92,10 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
           ...who, type: "triage.started", outcome: "success",
           data: { persona: personaOf(caller.principal.groups), task_id: task.id, session_id: task.contextId }
         })
-        const exit = yield* work(task, caller, text).pipe(
-          // Stopped once the drain's grace is over; the timeout runs the work on the fiber the drain stops.
-          shutdown.stopAtGraceOver,
-          Effect.timeoutFail({ duration: config.taskTimeout, onTimeout: () => "timeout" as const }),
-          Effect.exit
+        const outcome = yield* work(task, caller, text).pipe(
+          bounded({ shutdown, duration: config.taskTimeout, onTimeout: () => "timeout" as const, onShutdown: () => "shutdown" as const }),
+          Effect.either
         )
-        const outcome = Exit.isSuccess(exit)
-          ? Either.right(exit.value)
-          : Cause.isInterruptedOnly(exit.cause) && (yield* shutdown.graceIsOver)
-          ? Either.left("shutdown" as const)
-          : Either.left(yield* Effect.flip(Effect.failCause(exit.cause)))
         if (outcome._tag === "Right") {
           const { rrIds } = outcome.right
           const answer = outcome.right.answer === "" ? "(no answer)" : outcome.right.answer

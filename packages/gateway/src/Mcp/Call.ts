@@ -5,7 +5,8 @@
  * is a tool result, never a JSON-RPC error: failures are `isError: true` with a redacted message, successes JSON
  * text within the output cap.
  */
-import { Cause, Clock, Duration, Effect, Either, Exit, identity, ParseResult, Schema } from "effect"
+import { Cause, Clock, Duration, Effect, Either, Exit, ParseResult, Schema } from "effect"
+import { bounded } from "@kubemend/core/Drain"
 import { Sar } from "@kubemend/core/Sar"
 import { RateLimits } from "../Edge/RateLimit.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
@@ -95,11 +96,12 @@ export class ToolCalls extends Effect.Service<ToolCalls>()("@kubemend/gateway/To
       const deadline = toolDeadline(config, def.name, def.timeout)
       const exit = yield* def.run(decoded.right, ctx).pipe(
         // A draining gateway gives the call its grace, then stops it and answers for it, so the answer still goes
-        // out in time. The timeout runs the tool on a fiber of its own, which is the one the drain stops.
-        ctx.shutdown === undefined ? identity : ctx.shutdown.stopAtGraceOver,
-        Effect.timeoutFail({
+        // out in time.
+        bounded({
+          shutdown: ctx.shutdown,
           duration: deadline,
-          onTimeout: () => new ToolError({ message: `${ctx.tool} timed out after ${Duration.format(deadline)}`, kind: "timeout", code: "timeout" })
+          onTimeout: () => new ToolError({ message: `${ctx.tool} timed out after ${Duration.format(deadline)}`, kind: "timeout", code: "timeout" }),
+          onShutdown: () => new ToolError({ message: shutdownMessage, code: "shutdown" })
         }),
         Effect.exit,
         // The caller cancelled (or its connection went away): still one audit record for the call.
@@ -111,12 +113,7 @@ export class ToolCalls extends Effect.Service<ToolCalls>()("@kubemend/gateway/To
         const e = failure.value
         return yield* finish(e.kind === "timeout" ? "timeout" : "failure", redactMessage(e.message), true, e.code)
       }
-      if (Cause.isInterruptedOnly(exit.cause)) {
-        if (ctx.shutdown !== undefined && (yield* ctx.shutdown.graceIsOver)) {
-          return yield* finish("failure", shutdownMessage, true, "shutdown")
-        }
-        return yield* Effect.interrupt
-      }
+      if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
       yield* Effect.logError("tool failed unexpectedly", exit.cause).pipe(Effect.annotateLogs({ tool: ctx.tool }))
       return yield* finish("failure", "internal error", true, "internal")
     })
