@@ -158,44 +158,36 @@ export class AuditRepo extends Effect.Service<AuditRepo>()("@kubemend/storage/Au
       }).pipe(orUnavailable, Effect.withSpan("AuditRepo.query"))
 
     /**
-     * Every event of a correlation id in chain order, and the head recorded at write time, from one snapshot: a
-     * batch committed between two reads would otherwise show a head past the rows, which reads as a cut chain.
+     * `effect` in one read-only REPEATABLE READ snapshot: rows and head read apart would let a batch committed in
+     * between show a head past the rows, which reads as a cut chain.
      */
-    const chain = (correlationId: string) =>
-      sql.withTransaction(Effect.gen(function* () {
-        yield* sql.unsafe(`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`)
-        const rows = yield* sql.unsafe<AuditRow>(
-          `SELECT ${auditColumns} FROM audit_events WHERE correlation_id = $1 ORDER BY chain_position`,
-          [correlationId]
-        )
-        const heads = yield* sql.unsafe<{ chain_position: number; event_hash: string }>(
+    const inSnapshot = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(Effect.zipRight(sql.unsafe(`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`), effect))
+
+    /** The head recorded at write time for a correlation id, if it has one. */
+    const headOf = (correlationId: string) =>
+      Effect.map(
+        sql.unsafe<{ chain_position: number; event_hash: string }>(
           `SELECT chain_position, event_hash FROM audit_chain_heads WHERE correlation_id = $1`,
           [correlationId]
-        )
-        const head = heads[0]
-        return {
-          rows,
-          head: head === undefined ? undefined : { chainPosition: head.chain_position, eventHash: head.event_hash.trim() }
-        }
+        ),
+        ([head]) => (head === undefined ? undefined : { chainPosition: head.chain_position, eventHash: head.event_hash.trim() })
+      )
+
+    /** Every event of a correlation id in chain order, and its head, from one snapshot. */
+    const chain = (correlationId: string) =>
+      inSnapshot(Effect.all({
+        rows: sql.unsafe<AuditRow>(
+          `SELECT ${auditColumns} FROM audit_events WHERE correlation_id = $1 ORDER BY chain_position`,
+          [correlationId]
+        ),
+        head: headOf(correlationId)
       })).pipe(orUnavailable, Effect.withSpan("AuditRepo.chain"))
 
-    /**
-     * Walks the chain of a correlation id as it is read (see `ChainRead.ts`); returns the head recorded at write
-     * time, from the same snapshot as the rows.
-     */
+    /** Walks the chain of a correlation id as it is read (see `ChainRead.ts`); returns its head, from the same snapshot. */
     const verify = (correlationId: string, walk: ChainWalk) =>
-      sql.withTransaction(
-        Effect.gen(function* () {
-          yield* sql.unsafe(`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`)
-          const heads = yield* sql.unsafe<{ chain_position: number; event_hash: string }>(
-            `SELECT chain_position, event_hash FROM audit_chain_heads WHERE correlation_id = $1`,
-            [correlationId]
-          )
-          yield* forEachChainPage(correlationId, (rows) => walkRows(walk, rows))
-          const head = heads[0]
-          return head === undefined ? undefined : { chainPosition: head.chain_position, eventHash: head.event_hash.trim() }
-        })
-      ).pipe(orUnavailable, Effect.withSpan("AuditRepo.verify"))
+      inSnapshot(Effect.zipLeft(headOf(correlationId), forEachChainPage(correlationId, (rows) => walkRows(walk, rows))))
+        .pipe(orUnavailable, Effect.withSpan("AuditRepo.verify"))
 
     /** Whether the database answers (readiness). */
     const ping = orUnavailable(sql.unsafe(`SELECT 1`))
