@@ -17,9 +17,9 @@ export interface Shutdown {
   readonly grace: Duration.Duration
   /**
    * Runs `effect` so that the drain interrupts it once the grace is over; `graceIsOver` then tells why it
-   * stopped. The interruption ends the fiber `effect` runs on, so run it on its own (under a timeout, say) to
-   * answer for it afterwards. Cheaper per call than racing it against `graceOver`: one watcher per Shutdown
-   * stops them all, where a race forks fibers for every call.
+   * stopped. The interruption ends the fiber `effect` runs on: use it through `bounded`, which gives the work a
+   * fiber of its own and answers for it. Cheaper per call than racing it against `graceOver`: one watcher per
+   * Shutdown stops them all, where a race forks fibers for every call.
    */
   readonly stopAtGraceOver: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** True once the grace is over. */
