@@ -14,6 +14,7 @@ import type { DatabaseUnavailable } from "./Db/Errors.ts"
 import { NotificationRepo, type NotificationRow } from "./Db/NotificationRepo.ts"
 import { Dlq, type DlqEntry } from "./Dlq.ts"
 import { StorageConfig } from "./StorageConfig.ts"
+import { isoTimestamp } from "./Timestamp.ts"
 
 export type WriteOutcome =
   | { readonly _tag: "Created"; readonly ids: ReadonlyArray<string> }
@@ -60,7 +61,7 @@ export class AuditWriter extends Effect.Service<AuditWriter>()("@kubemend/storag
         event_id: e.event_id?.toLowerCase() ?? randomUUID(),
         version: e.version,
         event_type: e.event_type,
-        event_timestamp: new Date(e.event_timestamp).toISOString(),
+        event_timestamp: isoTimestamp(e.event_timestamp),
         event_category: e.event_category,
         event_action: e.event_action,
         event_outcome: e.event_outcome,

@@ -16,6 +16,7 @@ import { AuditWriter } from "../AuditWriter.ts"
 import { AuditRepo, type AuditFilters } from "../Db/AuditRepo.ts"
 import { toAuditEvent } from "../Db/AuditRows.ts"
 import { batchPayload } from "./AuditBatch.ts"
+import { isoTimestamp } from "../Timestamp.ts"
 import { orProblem, withStatus } from "./Problems.ts"
 
 const accepted = (ids: ReadonlyArray<string>) =>
@@ -70,7 +71,7 @@ export const AuditHttp = HttpApiBuilder.group(StorageApi, "audit", (handlers) =>
               ? withStatus(201)(
                 new AuditEventCreated({
                   event_id: outcome.ids[0]!,
-                  event_timestamp: new Date(payload.event_timestamp).toISOString(),
+                  event_timestamp: isoTimestamp(payload.event_timestamp),
                   message: "audit event created"
                 })
               )
