@@ -3,7 +3,7 @@ import { AuditEventBatch } from "@kubemend/core/StorageApi"
 import { Effect, Either, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { fastDecode } from "../src/Http/AuditBatch.ts"
-import { auditEvent, client, Harness, harnessLayer, json } from "./support/Harness.ts"
+import { auditEvent, client, Harness, harnessLayer, json, metric } from "./support/Harness.ts"
 
 const problemOf = async (response: Response) => {
   expect(response.headers.get("content-type")).toContain("application/problem+json")
@@ -120,6 +120,24 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("au
       expect((yield* Effect.promise(() => problemOf(refused))).detail).toContain("event_outcome")
       expect((yield* api.audit.queryAuditEvents({ urlParams: { correlation_id: "rr-bad" } })).pagination.total).toBe(0)
       expect((yield* api.audit.queryAuditEvents({ urlParams: { correlation_id: "rr-x" } })).pagination.total).toBe(0)
+    }))
+
+  it.effect("a written batch shows on /metrics: one write duration, each event's lag by emitting service, the request", () =>
+    Effect.gen(function* () {
+      const request = ["datastorage_http_requests_total", `method="POST",route="/api/v1/audit/events/batch",status="201"`] as const
+      const count = (name: string, labels: string) => Effect.map(metric(name, labels), (n) => n ?? 0)
+      const writesBefore = yield* count("datastorage_write_duration_seconds_count", `table="audit_events"`)
+      const requestsBefore = yield* count(...request)
+      // Emitted a minute and a half ago: past the 60 s bucket, inside the 300 s one.
+      const at = new Date(Date.now() - 90_000).toISOString()
+      const batch = Array.from({ length: 5 }, () => auditEvent({ correlation_id: "rr-metrics", event_type: "metricstest.tool.executed", event_timestamp: at }))
+      expect((yield* call("/api/v1/audit/events/batch", json(batch))).status).toBe(201)
+
+      expect(yield* count("datastorage_write_duration_seconds_count", `table="audit_events"`)).toBe(writesBefore + 1)
+      expect(yield* count("datastorage_audit_lag_seconds_count", `service="metricstest"`)).toBe(5)
+      expect(yield* count("datastorage_audit_lag_seconds_bucket", `le="60",service="metricstest"`)).toBe(0)
+      expect(yield* count("datastorage_audit_lag_seconds_bucket", `le="300",service="metricstest"`)).toBe(5)
+      expect(yield* count(...request)).toBe(requestsBefore + 1)
     }))
 
   it.effect("a retried batch and an id repeated within a batch are stored once, in one unbroken chain", () =>

@@ -7,11 +7,11 @@ import { PgClient } from "@effect/sql-pg"
 import { DeadLetterQueueFull } from "@kubemend/core/Errors"
 import { Metrics } from "@kubemend/core/Metrics"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Option, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { Dlq, type DlqEntry } from "../src/Dlq.ts"
 import { StorageConfig } from "../src/StorageConfig.ts"
-import { auditEvent, client, Harness, harnessLayer, json } from "./support/Harness.ts"
+import { auditEvent, client, Harness, harnessLayer, json, metric, waitFor } from "./support/Harness.ts"
 import { type PgProxy, startProxy } from "./support/Proxy.ts"
 import { directClient, redisUrl, requireRedis, skipRedis, uniqueStreamKey, unreachable, valkeySettings } from "./support/Redis.ts"
 
@@ -52,21 +52,6 @@ const batch = (cid: string, n: number) =>
   Array.from({ length: n }, (_, i) => ({ ...auditEvent({ correlation_id: cid, event_action: `a${i}` }), event_id: randomUUID() }))
 
 /** A sample of the metrics endpoint: the first series of `name` whose labels include `labels`. */
-const metric = (name: string, labels = "") =>
-  Effect.gen(function* () {
-    const h = yield* Harness
-    const text = yield* Effect.promise(() => fetch(`${h.metricsUrl}/metrics`).then((r) => r.text()))
-    const line = text.split("\n").find((l) => l.startsWith(`${name}{`) && l.includes(labels))
-    return line === undefined ? undefined : Number(line.split(" ").pop())
-  })
-
-const waitFor = <A, E, R>(check: Effect.Effect<A, E, R>, ok: (a: A) => boolean) =>
-  check.pipe(
-    Effect.filterOrFail(ok, () => "not yet"),
-    Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds"))),
-    Effect.orDie
-  )
-
 const stored = (cid: string) =>
   Effect.flatMap(PgClient.PgClient, (sql) =>
     Effect.map(sql.unsafe<{ n: number; ids: number }>(

@@ -8,7 +8,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Metrics } from "@kubemend/core/Metrics"
 import { expect, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, Queue, Schedule, TestClock, TestContext } from "effect"
+import { Context, Duration, Effect, Layer, Option, Queue, TestClock, TestContext } from "effect"
 import { randomUUID } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
@@ -16,7 +16,7 @@ import { migrations, runMigrations } from "../src/Db/Migrations.ts"
 import { Dlq } from "../src/Dlq.ts"
 import { Retention } from "../src/Retention.ts"
 import { StorageConfig } from "../src/StorageConfig.ts"
-import { auditEvent, client, Harness, harnessLayer, json } from "./support/Harness.ts"
+import { auditEvent, client, Harness, harnessLayer, json, metric, waitFor } from "./support/Harness.ts"
 
 const post = (events: ReadonlyArray<unknown>) =>
   Effect.gen(function* () {
@@ -31,21 +31,6 @@ const count = (cid: string) =>
       `SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS ids FROM audit_events WHERE correlation_id = $1`,
       [cid]
     ), (rows) => rows[0]!))
-
-const metric = (name: string) =>
-  Effect.gen(function* () {
-    const h = yield* Harness
-    const text = yield* Effect.promise(() => fetch(`${h.metricsUrl}/metrics`).then((r) => r.text()))
-    const line = text.split("\n").find((l) => l.startsWith(`${name}{`))
-    return line === undefined ? undefined : Number(line.split(" ").pop())
-  })
-
-const waitFor = <A, E, R>(check: Effect.Effect<A, E, R>, ok: (a: A) => boolean) =>
-  check.pipe(
-    Effect.filterOrFail(ok, () => "not yet"),
-    Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds"))),
-    Effect.orDie
-  )
 
 layer(
   harnessLayer((base) => ({ dlq: { ...base.dlq, capacity: 250 } }), { proxy: true }),

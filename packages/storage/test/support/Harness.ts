@@ -8,7 +8,7 @@ import { DevKube } from "@kubemend/core/devkit/kube/index"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { apiPort, BoundPorts, ServerConfig } from "@kubemend/core/Servers"
 import { StorageApi } from "@kubemend/core/StorageApi"
-import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -124,3 +124,20 @@ export const json = (body: unknown): RequestInit => ({
   headers: { "content-type": "application/json" },
   body: JSON.stringify(body)
 })
+
+/** The value of the first sample of `name` whose labels include `labels` (`reason="full"`) on /metrics. */
+export const metric = (name: string, labels = "") =>
+  Effect.gen(function* () {
+    const h = yield* Harness
+    const text = yield* Effect.promise(() => fetch(`${h.metricsUrl}/metrics`).then((r) => r.text()))
+    const line = text.split("\n").find((l) => l.startsWith(`${name}{`) && l.includes(labels))
+    return line === undefined ? undefined : Number(line.split(" ").pop())
+  })
+
+/** `check` again every 100 ms until `ok` holds (20 s at most). */
+export const waitFor = <A, E, R>(check: Effect.Effect<A, E, R>, ok: (a: A) => boolean) =>
+  check.pipe(
+    Effect.filterOrFail(ok, () => "not yet"),
+    Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds"))),
+    Effect.orDie
+  )
