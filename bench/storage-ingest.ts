@@ -3,6 +3,8 @@
  * rows of the same shape written straight into the same `audit_events` table with raw `COPY … FROM STDIN` and with a
  * multi-row INSERT (no chain: their own correlation ids, hashes made up); then hash-chain verification events/s:
  * through the API, in process through the same read path (no HTTP), and the pure walk over rows already fetched.
+ * The service runs in its own process (`support/storage-service.ts`) and the HTTP load generator on its own thread, as
+ * emitters and the service are deployed; the raw writers are this process's `pg` client.
  *
  * One table for every mode because index upkeep grows with the table: a separate baseline table, half the size of
  * `audit_events` by the last round, wrote 1000 rows 1–3 ms faster than the same COPY into `audit_events`.
@@ -14,25 +16,21 @@
  *   node --import tsx bench/storage-ingest.ts            # embedded PostgreSQL, or DATABASE_URL / TEST_DATABASE_URL
  *   ROUNDS=7 BATCHES=20 node --import tsx bench/storage-ingest.ts
  */
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { DevKube } from "@kubemend/core/devkit/kube/index"
-import * as K8sLive from "@kubemend/core/K8s/Live"
-import { apiPort, ServerConfig } from "@kubemend/core/Servers"
-import { Config, ConfigProvider, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { Config, ConfigProvider, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes, randomUUID } from "node:crypto"
 import { createRequire } from "node:module"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { Worker } from "node:worker_threads"
-import { StorageServiceLive } from "../packages/storage/src/Api.ts"
-import { AuditWriter } from "../packages/storage/src/AuditWriter.ts"
-import { ChainWalk, verifyChain } from "../packages/storage/src/Chain.ts"
+import { ChainWalk, makeHasher, verifyChain } from "../packages/storage/src/Chain.ts"
 import { AuditRepo } from "../packages/storage/src/Db/AuditRepo.ts"
 import { auditColumns, type AuditRow, toChainRow } from "../packages/storage/src/Db/AuditRows.ts"
 import * as EmbeddedPg from "../packages/storage/src/EmbeddedPg.ts"
-import { StorageConfig } from "../packages/storage/src/StorageConfig.ts"
 
 /** The few `pg` calls the COPY baseline needs (`pg` ships no types; @effect/sql-pg does not expose COPY). */
 interface PgConnection {
@@ -108,8 +106,8 @@ const seconds = async (f: () => Promise<unknown>) => {
 }
 
 /**
- * The HTTP load generator runs on its own thread, as emitters run in their own pods: on the service's event loop its
- * fetch calls and body writes would be charged to the service. It times `bodies` POSTed `concurrency` at a time.
+ * The HTTP load generator, on a thread of its own: this thread's heap holds every prebuilt input, and collecting it
+ * would stall requests mid-run. It times `bodies` POSTed `concurrency` at a time.
  */
 const clientSource = `
 const { parentPort } = require("node:worker_threads")
@@ -138,6 +136,38 @@ const httpClient = (url: string, token: string) =>
         worker.once("message", (m: { seconds?: number; error?: string }) => (m.error === undefined ? resolve(m.seconds!) : reject(new Error(m.error))))
         worker.postMessage({ url, token, bodies, concurrency })
       })
+  )
+
+/** `bench/support/storage-service.ts` in a child process; its API port, once it is up. Stopped with the scope. */
+const storageService = (env: Record<string, string>) =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.async<{ readonly child: ChildProcess; readonly port: number }>((resume) => {
+        const child = spawn(process.execPath, ["--import", "tsx", new URL("./support/storage-service.ts", import.meta.url).pathname], {
+          env: { ...process.env, ...env },
+          stdio: ["ignore", "pipe", "inherit"]
+        })
+        let out = ""
+        let settled = false
+        const settle = (effect: Effect.Effect<{ readonly child: ChildProcess; readonly port: number }>) => {
+          if (!settled) resume(effect)
+          settled = true
+        }
+        child.stdout!.on("data", (chunk: Buffer) => {
+          out += chunk.toString()
+          const port = /^port (\d+)$/m.exec(out)?.[1]
+          if (port !== undefined) settle(Effect.succeed({ child, port: Number(port) }))
+        })
+        child.once("exit", (code) => settle(Effect.dieMessage(`the storage service exited (${code}) before it was up`)))
+      }),
+      ({ child }) =>
+        Effect.promise(() => new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve()
+          child.once("exit", () => resolve())
+          child.kill("SIGTERM")
+        }))
+    ),
+    ({ port }) => port
   )
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
@@ -173,22 +203,12 @@ const program = Effect.gen(function* () {
 
   const kube = yield* DevKube.scoped({})
   const token = kube.registerServiceAccountToken("kubemend-system", "bench")
-  const dlq = yield* tempDir("bench-dlq-")
-  const settings = {
-    ...StorageConfig.defaults,
-    database: { _tag: "Url" as const, url: Redacted.make(url) },
-    retention: { ...StorageConfig.defaults.retention, enabled: false },
-    dlq: { capacity: 10_000, dir: dlq, replayInterval: Duration.seconds(5) }
-  }
-  const service = StorageServiceLive.pipe(
-    Layer.provideMerge(Layer.mergeAll(StorageConfig.layer(settings), ServerConfig.layer(), K8sLive.layer({ namespace: "kubemend-system", kubeconfig: kube.kubeConfig() }))),
-    Layer.provideMerge(NodeContext.layer)
-  )
-  const context = yield* Layer.build(service)
-  const port = yield* Effect.provide(apiPort, context)
+  const port = yield* storageService({ BENCH_DATABASE_URL: url, BENCH_KUBECONFIG: kube.kubeConfig(), BENCH_DLQ_DIR: yield* tempDir("bench-dlq-") })
+  // The bench's own reads (verification in process, the pure walk) through the service's read path.
+  const context = yield* Layer.build(AuditRepo.Default.pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(url) }))))
   const sql = yield* Effect.provide(PgClient.PgClient, context)
   const repo = yield* Effect.provide(AuditRepo, context)
-  const hasher = (yield* Effect.provide(AuditWriter, context)).hasher
+  const hasher = makeHasher(undefined)
   const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromise(Effect.orDie(effect))
   const post = yield* httpClient(`http://127.0.0.1:${port}/api/v1/audit/events/batch`, token)
   const verifyOverHttp = async (cid: string) => {
