@@ -1,9 +1,10 @@
 /**
  * Shutting down a running gateway with MCP work in flight, seen through the official MCP SDK client over HTTP:
  * a `tools/call` answered as SSE that finishes during the drain gets its real result; one still running when the
- * drain's grace is over gets a clear tool error (SSE and JSON clients alike), never a cut stream or a hang; a new
- * request while draining is a 503 problem; an open GET stream of a session ends cleanly; and the gateway is down
- * within the drain time, with no keep-alive connection holding it open.
+ * drain's grace is over gets a clear tool error (SSE and JSON clients alike), never a cut stream or a hang; a
+ * `svc_watch` answers at once with the events it saw; a new request while draining is a 503 problem; an open GET
+ * stream of a session ends cleanly; and the gateway is down within the drain time, with no keep-alive connection
+ * holding it open. `svc_await_session` stands for any blocking tool.
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Fiber } from "effect"
@@ -14,10 +15,10 @@ import { connect, type Connected, initializeBody, mcpHeaders } from "./support/C
 
 const crv = "kubemend.io/v1alpha1"
 
-/** A `svc_watch` call as a promise, with whether it has settled yet. */
-const watchCall = (c: Connected, rrId: string) => {
+/** A tool call as a promise, with whether it has settled yet. */
+const blockingCall = (c: Connected, name: string, args: Record<string, unknown>) => {
   let settled = false
-  const result = c.client.callTool({ name: "svc_watch", arguments: { rr_id: rrId } }, undefined, { timeout: 20_000 })
+  const result = c.client.callTool({ name, arguments: args }, undefined, { timeout: 20_000 })
     .then((r) => ({
       isError: r.isError === true,
       text: (r.content as Array<{ text: string }>).map((x) => x.text).join("")
@@ -30,18 +31,34 @@ const watchCall = (c: Connected, rrId: string) => {
   return { result, settled: () => settled }
 }
 
+const awaitSession = (c: Connected, rrName: string) => blockingCall(c, "svc_await_session", { rr_name: rrName })
+
+/** The AIAnalysis of `rrName`, with its interactive session once `sessionId` is given. */
+const analysis = (rrName: string, sessionId?: string) => ({
+  apiVersion: crv,
+  kind: "AIAnalysis",
+  metadata: { name: `ai-${rrName}`, namespace: "kubemend-system" },
+  spec: { remediationRequestRef: { name: rrName, namespace: "kubemend-system" } },
+  status: { phase: "Investigating", ...(sessionId === undefined ? {} : { investigationSession: { id: sessionId } }) }
+})
+
 const drainOf = (gw: TestGateway) => Context.get(gw.context as Context.Context<Drain>, Drain)
 
-/** Waits (bounded) until `n` watches of `rrId` reached the cluster: that many `svc_watch` calls are running. */
-const watching = (rrId: string, n: number) =>
+/**
+ * Runs `start` and waits (bounded) until it has opened `n` watches of `resource` whose query holds `match`: that many
+ * blocking calls are running.
+ */
+const watching = <A>(resource: string, match: string, n: number, start: () => A) =>
   Effect.gen(function* () {
     const { kube } = yield* Infra
-    const count = () =>
-      kube.requests().filter((r) => r.path.endsWith("/remediationrequests") && r.query.includes("watch") && r.query.includes(rrId)).length
-    for (let i = 0; count() < n; i++) {
-      if (i > 1000) return yield* Effect.die(`never ${n} watches of ${rrId}`)
+    const count = () => kube.requests().filter((r) => r.path.endsWith(`/${resource}`) && r.query.includes("watch") && r.query.includes(match)).length
+    const before = count()
+    const started = start()
+    for (let i = 0; count() < before + n; i++) {
+      if (i > 1000) return yield* Effect.die(`never ${n} watches of ${resource} (${match})`)
       yield* Effect.sleep("10 millis")
     }
+    return started
   })
 
 /** Waits (bounded) until `n` requests are in flight on the gateway. */
@@ -72,8 +89,7 @@ layer(InfraLive, { excludeTestServices: true })("MCP drain over HTTP", (it) => {
       const gw = yield* startTestGateway({ drainTimeout })
       const sre = yield* token("sre")
       const c = yield* connect(gw.url, sre)
-      const watch = watchCall(c, "rr-mcp-drain-done")
-      yield* watching("rr-mcp-drain-done", 1)
+      const call = yield* watching("aianalyses", "", 1, () => awaitSession(c, "rr-mcp-drain-done"))
 
       const shutdown = yield* shutdownTimed(gw)
       const refused = yield* Effect.promise(async () => {
@@ -89,13 +105,12 @@ layer(InfraLive, { excludeTestServices: true })("MCP drain over HTTP", (it) => {
       assert.deepInclude(refused.body, { status: 503, title: "Service Unavailable" })
       assert.strictEqual(yield* Effect.promise(() => fetch(`${gw.healthUrl}/readyz`).then((r) => r.status)), 503)
       // The call is still running: draining did not cut its stream.
-      assert.isFalse(watch.settled())
+      assert.isFalse(call.settled())
 
-      const current = kube.get(crv, "RemediationRequest", "rr-mcp-drain-done", "kubemend-system")!
-      kube.put({ ...current, status: { overallPhase: "Completed", message: "done" } })
-      const answer = yield* Effect.promise(() => watch.result)
+      kube.put(analysis("rr-mcp-drain-done", "session-during-drain"))
+      const answer = yield* Effect.promise(() => call.result)
       assert.isFalse(answer.isError, answer.text)
-      assert.strictEqual(JSON.parse(answer.text).status, "Completed")
+      assert.deepInclude(JSON.parse(answer.text), { status: "ready", session_id: "session-during-drain" })
       // Nothing left in flight: the gateway does not wait for the drain time, nor for an idle keep-alive connection.
       assert.isBelow(yield* shutdown.done, Duration.toMillis(drainTimeout))
     }), { timeout: 60_000 })
@@ -107,9 +122,9 @@ layer(InfraLive, { excludeTestServices: true })("MCP drain over HTTP", (it) => {
       const drainTimeout = Duration.seconds(3)
       const gw = yield* startTestGateway({ drainTimeout })
       const sre = yield* token("sre")
-      const sse = watchCall(yield* connect(gw.url, sre), "rr-mcp-drain-long")
-      const json = watchCall(yield* connect(gw.url, sre, { json: true }), "rr-mcp-drain-long")
-      yield* watching("rr-mcp-drain-long", 2)
+      const sseClient = yield* connect(gw.url, sre)
+      const jsonClient = yield* connect(gw.url, sre, { json: true })
+      const [sse, json] = yield* watching("aianalyses", "", 2, () => [awaitSession(sseClient, "rr-mcp-drain-long"), awaitSession(jsonClient, "rr-mcp-drain-long")])
       yield* gw.audit.clear
 
       const shutdown = yield* shutdownTimed(gw)
@@ -124,6 +139,29 @@ layer(InfraLive, { excludeTestServices: true })("MCP drain over HTTP", (it) => {
       assert.isBelow(yield* shutdown.done, Duration.toMillis(drainTimeout) + 1000)
       const executed = (yield* gw.audit.entries).filter((e) => e.type === "tool.executed")
       assert.deepStrictEqual(executed.map((e) => (e.data as Record<string, unknown>)["error_code"]), ["shutdown", "shutdown"])
+    }), { timeout: 60_000 })
+
+  it.scoped("a svc_watch in flight answers as soon as draining starts: the events it saw, status shutdown, no error", () =>
+    Effect.gen(function* () {
+      const { kube } = yield* Infra
+      kube.put(rr("rr-mcp-drain-watch", { overallPhase: "Analyzing" }))
+      const drainTimeout = Duration.seconds(10)
+      const gw = yield* startTestGateway({ drainTimeout })
+      const c = yield* connect(gw.url, yield* token("sre"))
+      const watch = yield* watching("remediationrequests", "rr-mcp-drain-watch", 1, () => blockingCall(c, "svc_watch", { rr_id: "rr-mcp-drain-watch" }))
+      yield* gw.audit.clear
+
+      const shutdown = yield* shutdownTimed(gw)
+      const answer = yield* Effect.promise(() => watch.result)
+      // Far inside the grace (8 s): the watch did not wait for it.
+      assert.isBelow(Date.now() - shutdown.started, 3000)
+      assert.isFalse(answer.isError, answer.text)
+      const result = JSON.parse(answer.text) as { status: string; rr_id: string; events: Array<{ phase: string; resource: string }> }
+      assert.deepInclude(result, { status: "shutdown", rr_id: "rr-mcp-drain-watch" })
+      assert.deepInclude(result.events[0], { phase: "Analyzing", resource: "RemediationRequest/rr-mcp-drain-watch" })
+      assert.isBelow(yield* shutdown.done, 3000)
+      const executed = (yield* gw.audit.entries).filter((e) => e.type === "tool.executed")
+      assert.deepStrictEqual(executed.map((e) => (e.data as Record<string, unknown>)["tool_outcome"]), ["success"])
     }), { timeout: 60_000 })
 
   it.scoped("an open GET stream of a session ends cleanly when draining starts and does not hold the shutdown", () =>

@@ -29,7 +29,10 @@ export interface ToolContext {
   readonly notify: (data: unknown) => Effect.Effect<void>
   /** This session's link to the investigation agent (connected on first use, as the caller). */
   readonly agent: AgentLink
-  /** The gateway's drain, for calls that came over HTTP: once its grace is over the call ends with a tool error. */
+  /**
+   * The gateway's drain, for calls that came over HTTP: once its grace is over the call ends with a tool error. Tools
+   * that could wait longer than any grace (`svc_watch`) end themselves when draining starts, with what they have.
+   */
   readonly shutdown?: Shutdown
 }
 

@@ -1,10 +1,13 @@
 /**
  * Blocking cluster tools. `svc_watch` follows an RR's phase until a terminal phase, `AwaitingApproval`, the
- * caller's cancellation or the 15-minute cap (then `status: "timeout"` with the events seen). `svc_await_session`
+ * caller's cancellation or the 15-minute cap (then `status: "timeout"` with the events seen); when the gateway starts
+ * draining it answers at once with the events seen and `status: "shutdown"`, so the caller can watch again through
+ * another replica without losing them (a watch would rarely end within the drain's grace). `svc_await_session`
  * waits until the RR's AIAnalysis carries `status.investigationSession.id` (default 3 minutes, then a timeout
  * error). Both watch the cluster (list + watch with reconnects in the K8s layer) rather than poll.
  */
-import { Chunk, Clock, Duration, Effect, Option, Schema, Stream } from "effect"
+import { Chunk, Clock, Deferred, Duration, Effect, identity, Option, Schema, Stream } from "effect"
+import type { Shutdown } from "@kubemend/core/Drain"
 import { isTerminalPhase } from "@kubemend/core/domain/Phases"
 import { K8s, type KubeObject, type WatchEvent } from "@kubemend/core/K8s"
 import { GatewayConfig } from "../GatewayConfig.ts"
@@ -43,7 +46,7 @@ export const watchTools = Effect.gen(function* () {
       message: messageOf(rr)
     }))
 
-  const watch = (id: string) =>
+  const watch = (id: string, shutdown: Shutdown | undefined) =>
     Effect.gen(function* () {
       const rr = yield* k8s.getCr("remediationrequests", id).pipe(Effect.mapError(k8sFailure(`remediation request ${id}`)))
       const first = yield* eventOf(rr)
@@ -62,7 +65,12 @@ export const watchTools = Effect.gen(function* () {
           })),
         Stream.takeUntil(() => ended !== undefined),
         Stream.take(config.watchMaxEvents - 1),
-        Stream.interruptAfter(config.watchMaxDuration)
+        Stream.interruptAfter(config.watchMaxDuration),
+        shutdown === undefined
+          ? identity
+          : Stream.interruptWhen(Effect.tap(Deferred.await(shutdown.started), () => {
+            ended ??= "shutdown"
+          }))
       )
       const seen = yield* Stream.runCollect(changes).pipe(
         Effect.mapError(() => new ToolError({ message: "the cluster API is unavailable, please retry", code: "cluster_unavailable" }))
@@ -112,7 +120,7 @@ export const watchTools = Effect.gen(function* () {
       input: RemediationRef,
       timeout: Duration.sum(config.watchMaxDuration, margin),
       listField: "events",
-      run: (input) => Effect.flatMap(idOrName(input, input.rr_id, "rr_id"), watch)
+      run: (input, ctx) => Effect.flatMap(idOrName(input, input.rr_id, "rr_id"), (id) => watch(id, ctx.shutdown))
     }),
     defineTool({
       name: "await_session",
