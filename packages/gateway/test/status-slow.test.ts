@@ -8,53 +8,13 @@ import { Context, Effect } from "effect"
 import { connect as netConnect, type Socket } from "node:net"
 import { StatusHub } from "../src/Status/index.ts"
 import { Infra, InfraLive, startTestGateway, token } from "./a2a-support.ts"
-import { rr, subscribeBody } from "./status-support.ts"
+import { open, rr, subscribeBody, updates } from "./status-support.ts"
 
 /** Phase metadata carries `block_message` / `workflow_id`, so each transition makes a frame of about this many bytes. */
 const frameBytes = 40_000
 const bound = 64 * 1024
 /** The kernel holds a few MB for a reader that does not read; past that the gateway must drop it. */
 const maxTransitions = 1000
-
-/** A subscriber that reads as fast as frames come and counts the updates (without re-parsing what it has). */
-const reader = (url: string, bearer: string, rrId: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const controller = new AbortController()
-      const res = await fetch(`${url}/a2a/status`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" },
-        body: subscribeBody(rrId),
-        signal: controller.signal
-      })
-      const phases: Array<string> = []
-      let pending = ""
-      const decoder = new TextDecoder()
-      const reading = (async () => {
-        const r = res.body!.getReader()
-        for (;;) {
-          const { done, value } = await r.read().catch(() => ({ done: true, value: undefined }))
-          if (done) return
-          pending += decoder.decode(value, { stream: true })
-          for (let end = pending.indexOf("\n\n"); end >= 0; end = pending.indexOf("\n\n")) {
-            const block = pending.slice(0, end)
-            pending = pending.slice(end + 2)
-            const data = /^data: (.*)$/m.exec(block)?.[1]
-            if (block.startsWith("event: status/update") && data !== undefined) phases.push(JSON.parse(data).params.phase)
-          }
-        }
-      })()
-      const until = async (n: number) => {
-        const deadline = Date.now() + 5000
-        while (phases.length < n) {
-          if (Date.now() > deadline) throw new Error(`only ${phases.length} of ${n} updates arrived`)
-          await new Promise((r) => setTimeout(r, 2))
-        }
-      }
-      return { phases, until, reading, abort: () => controller.abort() }
-    }),
-    (r) => Effect.sync(() => r.abort())
-  )
 
 /** A subscriber that sends its request and then never reads (its socket stays paused). */
 const stalled = (url: string, bearer: string, rrId: string) =>
@@ -83,8 +43,9 @@ layer(InfraLive, { excludeTestServices: true })("status stream slow readers over
       const hub = Context.get(gw.context as Context.Context<StatusHub>, StatusHub)
       const bearer = yield* token("sre")
       const slow = yield* stalled(gw.url, bearer, "rr-slow")
-      const fast = yield* reader(gw.url, yield* token("observability"), "rr-slow")
-      yield* Effect.promise(() => fast.until(1))
+      const fast = yield* open(gw.url, yield* token("observability"), subscribeBody("rr-slow"))
+      const transitions = (n: number) => Effect.promise(() => fast.until((f) => updates(f).length >= n))
+      yield* transitions(1)
       // The stalled reader cannot tell us it was accepted; the hub can (bounded wait).
       for (let i = 0; (yield* hub.size) < 2; i++) {
         assert.isBelow(i, 1000, "the stalled subscriber was never accepted")
@@ -100,16 +61,17 @@ layer(InfraLive, { excludeTestServices: true })("status stream slow readers over
         kube.put(rr("rr-slow", sent % 2 === 1
           ? { overallPhase: "Blocked", blockReason: "ResourceBusy", blockMessage: filler }
           : { overallPhase: "Running", selectedWorkflowRef: { workflowId: filler } }))
-        yield* Effect.promise(() => fast.until(sent + 1))
+        yield* transitions(sent + 1)
       }
       assert.strictEqual(yield* hub.dropped, 1)
       assert.strictEqual(yield* hub.size, 1)
 
       kube.put(rr("rr-slow", { overallPhase: "Completed", outcome: "Remediated" }))
-      yield* Effect.promise(() => fast.until(sent + 2))
+      yield* transitions(sent + 2)
       yield* Effect.promise(() => fast.reading)
-      assert.strictEqual(fast.phases.length, sent + 2)
-      assert.strictEqual(fast.phases.at(-1), "Completed")
+      const phases = updates(fast.frames()).map((u) => u.phase)
+      assert.strictEqual(phases.length, sent + 2)
+      assert.strictEqual(phases.at(-1), "Completed")
 
       // The stalled reader finds what the kernel held, then a cut connection: never the final event.
       const received = yield* Effect.promise(() =>

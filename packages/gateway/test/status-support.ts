@@ -16,7 +16,10 @@ export const rr = (name: string, status: Record<string, unknown>) => ({
 
 export const subscribeBody = (rrId: unknown, method = "status/subscribe") => JSON.stringify({ jsonrpc: "2.0", id: 7, method, params: { rr_id: rrId } })
 
-/** An open status stream whose frames accumulate as they arrive. */
+/**
+ * An open status stream whose frames accumulate as they arrive: each complete frame is parsed once, so a stream of
+ * thousands of large frames costs no more than reading it, and a frame cut between two reads is never parsed half.
+ */
 export const open = (url: string, bearer: string, body: string) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
@@ -27,7 +30,8 @@ export const open = (url: string, bearer: string, body: string) =>
         body,
         signal: controller.signal
       })
-      let text = ""
+      const received: Array<ReturnType<typeof parseSse>[number]> = []
+      let pending = ""
       let ended = false
       const decoder = new TextDecoder()
       const reading = (async () => {
@@ -35,15 +39,20 @@ export const open = (url: string, bearer: string, body: string) =>
         for (;;) {
           const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }))
           if (done) break
-          text += decoder.decode(value, { stream: true })
+          pending += decoder.decode(value, { stream: true })
+          const end = pending.lastIndexOf("\n\n")
+          if (end >= 0) {
+            received.push(...parseSse(pending.slice(0, end)))
+            pending = pending.slice(end + 2)
+          }
         }
         ended = true
       })()
-      const frames = () => parseSse(text)
+      const frames = (): ReadonlyArray<ReturnType<typeof parseSse>[number]> => received
       const until = async (ok: (f: ReturnType<typeof frames>) => boolean, ms = 5000) => {
         const deadline = Date.now() + ms
         while (!ok(frames())) {
-          if (Date.now() > deadline) throw new Error(`timed out; frames so far: ${text}`)
+          if (Date.now() > deadline) throw new Error(`timed out; frames so far: ${JSON.stringify(received).slice(0, 4000)}`)
           await new Promise((r) => setTimeout(r, 10))
         }
         return frames()
@@ -53,5 +62,5 @@ export const open = (url: string, bearer: string, body: string) =>
     (s) => Effect.sync(() => s.abort())
   )
 
-export const updates = (frames: ReturnType<typeof parseSse>) =>
+export const updates = (frames: ReadonlyArray<ReturnType<typeof parseSse>[number]>) =>
   frames.filter((f) => "event" in f && f.event === "status/update").map((f) => ("data" in f ? f.data.params : undefined))
