@@ -14,7 +14,7 @@ import type { DatabaseUnavailable } from "./Db/Errors.ts"
 import { NotificationRepo, type NotificationRow } from "./Db/NotificationRepo.ts"
 import { Dlq, type DlqEntry } from "./Dlq.ts"
 import { StorageConfig } from "./StorageConfig.ts"
-import { isoTimestamp } from "./Timestamp.ts"
+import { isoTimestamp, wellFormed, wellFormedOptional } from "./Normalise.ts"
 
 export type WriteOutcome =
   | { readonly _tag: "Created"; readonly ids: ReadonlyArray<string> }
@@ -55,30 +55,33 @@ export class AuditWriter extends Effect.Service<AuditWriter>()("@kubemend/storag
         return result
       })
 
-    /** Assigns ids, normalises the timestamp to ISO-8601 UTC milliseconds, defaults the retention. */
+    /**
+     * Assigns ids, normalises the timestamp to ISO-8601 UTC milliseconds and free text to well-formed Unicode (the
+     * payload's is, where it is serialised: `storablePayload`), defaults the retention.
+     */
     const prepare = (inputs: ReadonlyArray<AuditEventInput>): ReadonlyArray<ChainEvent> =>
       inputs.map((e): ChainEvent => ({
         event_id: e.event_id?.toLowerCase() ?? randomUUID(),
-        version: e.version,
-        event_type: e.event_type,
+        version: wellFormed(e.version),
+        event_type: wellFormed(e.event_type),
         event_timestamp: isoTimestamp(e.event_timestamp),
         event_category: e.event_category,
-        event_action: e.event_action,
+        event_action: wellFormed(e.event_action),
         event_outcome: e.event_outcome,
-        correlation_id: e.correlation_id,
-        actor_type: e.actor_type,
-        actor_id: e.actor_id,
-        actor_ip: e.actor_ip,
-        resource_type: e.resource_type,
-        resource_id: e.resource_id,
+        correlation_id: wellFormed(e.correlation_id),
+        actor_type: wellFormedOptional(e.actor_type),
+        actor_id: wellFormedOptional(e.actor_id),
+        actor_ip: wellFormedOptional(e.actor_ip),
+        resource_type: wellFormedOptional(e.resource_type),
+        resource_id: wellFormedOptional(e.resource_id),
         parent_event_id: lower(e.parent_event_id),
-        parent_event_date: e.parent_event_date,
-        namespace: e.namespace,
-        cluster_id: e.cluster_id,
-        severity: e.severity,
+        parent_event_date: wellFormedOptional(e.parent_event_date),
+        namespace: wellFormedOptional(e.namespace),
+        cluster_id: wellFormedOptional(e.cluster_id),
+        severity: wellFormedOptional(e.severity),
         duration_ms: e.duration_ms,
-        error_code: e.error_code,
-        error_message: e.error_message,
+        error_code: wellFormedOptional(e.error_code),
+        error_message: wellFormedOptional(e.error_message),
         retention_days: e.retention_days ?? config.retention.defaultDays,
         is_sensitive: e.is_sensitive,
         event_data: e.event_data

@@ -140,6 +140,20 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("au
       expect(yield* count(...request)).toBe(requestsBefore + 1)
     }))
 
+  it.effect("lone UTF-16 surrogates are stored as U+FFFD, in text columns and the payload, and the chain still verifies", () =>
+    Effect.gen(function* () {
+      const api = yield* client
+      // JSON.stringify writes them as \udXXX escapes, which any JSON parser reads back as lone surrogates.
+      const odd = auditEvent({ correlation_id: "rr-surrogate\ud800", actor_id: "a\udc00b", event_data: { "k\ud800": "x\udc00y", pair: "\u{1F600}" } })
+      const r = yield* call("/api/v1/audit/events/batch", json([odd, auditEvent({ correlation_id: "rr-surrogate\ud800" })]))
+      expect(r.status).toBe(201)
+      const report = yield* api.compliance.verifyAuditChain({ payload: { correlation_id: "rr-surrogate\ufffd" } })
+      expect(report).toMatchObject({ is_valid: true, total_events: 2, verified_events: 2 })
+      const stored = (yield* api.audit.queryAuditEvents({ urlParams: { correlation_id: "rr-surrogate\ufffd" } })).data
+      expect(stored.map((e) => e.actor_id)).toContain("a\ufffdb")
+      expect(stored.map((e) => e.event_data)).toContainEqual({ "k\ufffd": "x\ufffdy", pair: "\u{1F600}" })
+    }))
+
   it.effect("a retried batch and an id repeated within a batch are stored once, in one unbroken chain", () =>
     Effect.gen(function* () {
       const api = yield* client

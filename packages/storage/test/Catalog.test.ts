@@ -93,6 +93,21 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("wo
       expect(createHash("sha256").update(content).digest("hex")).not.toBe(wf.contentHash)
     }))
 
+  it.effect("lone UTF-16 surrogates in workflow content and action-type descriptions are stored as U+FFFD, not a 500", () =>
+    Effect.gen(function* () {
+      const created = yield* call("/api/v1/action-types", json({ name: "RestartOdd", description: { what: "Restart \ud800", whenToUse: "x" }, registeredBy: "a" }))
+      expect(created.status).toBe(201)
+      const updated = yield* call("/api/v1/action-types/RestartOdd", { ...json({ description: { what: "Restart \udc00 again", whenToUse: "y" } }), method: "PATCH" })
+      expect(updated.status).toBe(200)
+      const content = workflowYaml("odd-text", "1.0.0", { actionType: "RestartOdd" }).replace("CPU saturation", "CPU \ud800 saturation")
+      const first = yield* call("/api/v1/workflows", json({ content }))
+      expect(first.status).toBe(201)
+      const wf = yield* body<Wf & { description: { whenToUse: string } }>(first)
+      expect(wf.description.whenToUse).toBe("CPU \ufffd saturation with healthy pods")
+      // The same content again is the same workflow.
+      expect((yield* call("/api/v1/workflows", json({ content }))).status).toBe(200)
+    }))
+
   it.effect("lists with filters, gets by id (with the context gate), patches and runs the lifecycle", () =>
     Effect.gen(function* () {
       const api = yield* client

@@ -5,6 +5,7 @@
 import { ValidationError } from "@kubemend/core/Errors"
 import type { ChainEvent } from "../Chain.ts"
 import { canonicalData } from "../Chain/Canonical.ts"
+import { wellFormedJson } from "../Normalise.ts"
 
 /** The columns the write path fills, in the order of each COPY line. */
 export const copyColumns = `event_id, event_version, event_timestamp, event_date, event_type, event_category, event_action,
@@ -34,13 +35,16 @@ const hasNul = (e: ChainEvent) =>
   ].some((v) => typeof v === "string" && v.includes("\u0000"))
 
 /**
- * The canonical JSON of the event's `event_data` (hashed, and stored as the same jsonb value). Throws
- * `ValidationError` when the event holds NUL, which PostgreSQL text and jsonb cannot store.
+ * The canonical JSON of the event's `event_data` (hashed, and stored as the same jsonb value), lone surrogates made
+ * U+FFFD (`wellFormedJson`). Throws `ValidationError` when the event holds NUL, which PostgreSQL text and jsonb
+ * cannot store.
  */
 export const storablePayload = (e: ChainEvent): string => {
   const data = canonicalData(e.event_data)
-  if (data.includes("\\u0000") || hasNul(e)) throw nulRefused()
-  return data
+  // A lone surrogate can only show as a `\udXXX` escape here (a backslash in the text before "ud" matches too, harmlessly).
+  const storable = data.includes("\\ud") ? canonicalData(wellFormedJson(e.event_data)) : data
+  if (storable.includes("\\u0000") || hasNul(e)) throw nulRefused()
+  return storable
 }
 
 /** The event's own columns, up to and with `event_data` (`data`: its canonical JSON). */

@@ -16,7 +16,7 @@ import { AuditWriter } from "../AuditWriter.ts"
 import { AuditRepo, type AuditFilters } from "../Db/AuditRepo.ts"
 import { toAuditEvent } from "../Db/AuditRows.ts"
 import { batchPayload } from "./AuditBatch.ts"
-import { isoTimestamp } from "../Timestamp.ts"
+import { isoTimestamp } from "../Normalise.ts"
 import { orProblem, withStatus } from "./Problems.ts"
 
 const accepted = (ids: ReadonlyArray<string>) =>

@@ -14,6 +14,7 @@ import { Effect } from "effect"
 import { ActionTypeRepo } from "../Db/ActionTypeRepo.ts"
 import { DiscoveryRepo } from "../Db/DiscoveryRepo.ts"
 import { WorkflowRepo } from "../Db/WorkflowRepo.ts"
+import { wellFormed, wellFormedJson } from "../Normalise.ts"
 import type { ActionTypeInUse } from "../Db/ActionTypeRepo.ts"
 import { orProblem, problem, withStatus } from "./Problems.ts"
 
@@ -38,7 +39,8 @@ export const WorkflowsHttp = HttpApiBuilder.group(StorageApi, "workflows", (hand
     const discovery = yield* DiscoveryRepo
     return handlers
       .handle("createWorkflow", ({ payload }) =>
-        workflows.register(payload).pipe(
+        // Lone surrogates would reach the jsonb copy of the parsed spec, which refuses them (see Normalise.ts).
+        workflows.register({ ...payload, content: wellFormed(payload.content) }).pipe(
           Effect.map((r) =>
             r._tag === "Created" ? withStatus(201)(new WorkflowCreated(r.workflow)) : withStatus(200)(new WorkflowUnchanged(r.workflow))
           ),
@@ -63,12 +65,12 @@ export const ActionTypesHttp = HttpApiBuilder.group(StorageApi, "actionTypes", (
     const actionTypes = yield* ActionTypeRepo
     return handlers
       .handle("createActionType", ({ payload }) =>
-        actionTypes.create(payload).pipe(
+        actionTypes.create({ ...payload, description: wellFormedJson(payload.description) as typeof payload.description }).pipe(
           Effect.map((r) => (r.status === "created" ? withStatus(201)(new ActionTypeCreated(r)) : withStatus(200)(new ActionTypeExisting(r)))),
           orProblem
         ))
       .handle("updateActionType", ({ path, payload }) =>
-        actionTypes.update(path.name, payload.description, payload.updatedBy).pipe(orProblem))
+        actionTypes.update(path.name, wellFormedJson(payload.description) as typeof payload.description, payload.updatedBy).pipe(orProblem))
       .handle("disableActionType", ({ path, payload }) =>
         actionTypes.disable(path.name, payload.disabledBy).pipe(
           Effect.catchAll((e): Effect.Effect<never, ActionTypeDisableDeniedProblem | NotFoundProblem | ServiceUnavailableProblem> =>

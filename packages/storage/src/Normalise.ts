@@ -1,4 +1,7 @@
 /**
+ * Input values in the form they are stored and hashed in, so that what a chain's hash covers is exactly what
+ * PostgreSQL gives back to verification.
+ *
  * Event timestamps are stored and hashed as `toISOString()` prints them (UTC, milliseconds). Nearly every emitter
  * already sends that form, and building a Date to print it again cost about half a millisecond per 1000-event batch.
  */
@@ -21,3 +24,21 @@ const inRange = (ts: string) => {
 
 /** `new Date(ts).toISOString()` for a timestamp `Date` can read; `ts` itself when it is already that string. */
 export const isoTimestamp = (ts: string): string => (isoShape.test(ts) && inRange(ts) ? ts : new Date(ts).toISOString())
+
+/**
+ * A string PostgreSQL can store. JSON may carry lone UTF-16 surrogates (`"\\ud800"`), which UTF-8 cannot encode:
+ * `text` columns would silently get U+FFFD instead (so the stored event no longer matched its hash) and `jsonb`
+ * refuses them. They become U+FFFD before hashing, as Go's encoding/json decodes them.
+ */
+export const wellFormed = (s: string): string => (s.isWellFormed() ? s : s.toWellFormed())
+
+/** `wellFormed` for an optional field. */
+export const wellFormedOptional = <A extends string | null | undefined>(s: A): A => (typeof s === "string" ? wellFormed(s) as A : s)
+
+/** A JSON value with every string, keys included, `wellFormed` (keys that then collide keep the last value). */
+export const wellFormedJson = (value: unknown): unknown => {
+  if (typeof value === "string") return wellFormed(value)
+  if (Array.isArray(value)) return value.map(wellFormedJson)
+  if (value === null || typeof value !== "object") return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [wellFormed(k), wellFormedJson(v)]))
+}

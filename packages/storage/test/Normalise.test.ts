@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { isoTimestamp } from "../src/Timestamp.ts"
+import { isoTimestamp, wellFormedJson } from "../src/Normalise.ts"
 
 const pad = (n: number, width: number) => String(n).padStart(width, "0")
 
@@ -28,5 +28,16 @@ describe("isoTimestamp", () => {
     expect(isoTimestamp("2026-03-01T10:00:00.123456Z")).toBe("2026-03-01T10:00:00.123Z")
     expect(isoTimestamp("2024-02-29T00:00:00.000Z")).toBe("2024-02-29T00:00:00.000Z")
     expect(isoTimestamp("2023-02-29T00:00:00.000Z")).toBe("2023-03-01T00:00:00.000Z")
+  })
+})
+
+describe("wellFormedJson", () => {
+  it("makes lone surrogates U+FFFD in strings and keys at any depth, leaves pairs and other values alone", () => {
+    expect(wellFormedJson({ "\ud800k": ["a\udc00", { b: "\u{1F600}", n: 1, t: true, z: null }], ok: "é" })).toEqual({
+      "\ufffdk": ["a\ufffd", { b: "\u{1F600}", n: 1, t: true, z: null }],
+      ok: "é"
+    })
+    expect(wellFormedJson("\ud83d")).toBe("\ufffd")
+    expect(wellFormedJson(42)).toBe(42)
   })
 })
