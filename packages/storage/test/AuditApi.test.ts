@@ -154,6 +154,27 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("au
       expect(stored.map((e) => e.event_data)).toContainEqual({ "k\ufffd": "x\ufffdy", pair: "\u{1F600}" })
     }))
 
+  it.effect("a payload nesting up to 1000 levels is stored and verifies; deeper is a validation-error problem, not a 500", () =>
+    Effect.gen(function* () {
+      const api = yield* client
+      // The payload object is level 1, so `inner` arrays bring it to `levels`.
+      const nested = (cid: string, levels: number) => {
+        const e = JSON.stringify(auditEvent({ correlation_id: cid, event_data: { inner: "here" } }))
+        return `[${e.replace('"inner":"here"', `"inner":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}`)}]`
+      }
+      const post = (body: string) => call("/api/v1/audit/events/batch", { method: "POST", headers: { "content-type": "application/json" }, body })
+      expect((yield* post(nested("rr-deep-ok", 1000))).status).toBe(201)
+      expect(yield* api.compliance.verifyAuditChain({ payload: { correlation_id: "rr-deep-ok" } })).toMatchObject({ is_valid: true, verified_events: 1 })
+      for (const levels of [1001, 50_000]) {
+        const refused = yield* post(nested(`rr-deep-${levels}`, levels))
+        expect(refused.status).toBe(400)
+        expect(yield* Effect.promise(() => problemOf(refused))).toMatchObject({
+          type: "https://kubemend.io/problems/validation-error",
+          detail: expect.stringContaining("nests deeper than 1000 levels")
+        })
+      }
+    }))
+
   it.effect("a retried batch and an id repeated within a batch are stored once, in one unbroken chain", () =>
     Effect.gen(function* () {
       const api = yield* client
