@@ -4,8 +4,9 @@
  */
 import { type HttpApi, HttpApiBuilder, type HttpApiGroup, HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Effect, Either, Option } from "effect"
 import { type DomainError, InternalError, NotFound, PayloadTooLarge, ValidationError } from "./Errors.ts"
+import { maxJsonDepth, nestsDeeperThan } from "./JsonDepth.ts"
 import { type ProblemBody, ProblemContentType } from "./Problem.ts"
 import { problemResponse } from "./Wire.ts"
 
@@ -52,9 +53,18 @@ const problemBodyResponse = (body: ProblemBody) =>
   HttpServerResponse.text(JSON.stringify(body), { status: body.status, contentType: ProblemContentType })
 
 /**
+ * Whether the request's JSON body nests deeper than `maxJsonDepth`. Asked only once something died: describing a
+ * value that deep in a decode error overflows the stack, and the body (already read, so cached) is then the cause.
+ */
+const nestsTooDeep = (request: HttpServerRequest.HttpServerRequest) =>
+  (request.headers["content-type"] ?? "application/json").includes("application/json")
+    ? Effect.map(Effect.either(request.json), (body) => Either.isRight(body) && nestsDeeperThan(body.right))
+    : Effect.succeed(false)
+
+/**
  * API-level middleware: schema decode failures 400 `validation-error`, bad or oversized bodies 400/413, unknown
- * routes 404, Problems raised by handlers and auth middleware as they are, anything else a logged 500 without
- * internals.
+ * routes 404, Problems raised by handlers and auth middleware as they are, a body nesting deeper than
+ * `maxJsonDepth` 400, anything else a logged 500 without internals.
  */
 export const problemMiddleware = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>,
@@ -70,6 +80,9 @@ export const problemMiddleware = <Id extends string, Groups extends HttpApiGroup
         const mapped = frameworkProblem(error, limitBytes)
         if (Option.isSome(mapped)) return yield* problemResponse(mapped.value, request.url)
         if (isProblemBody(error)) return problemBodyResponse(error)
+        if (Cause.isDie(cause) && (yield* nestsTooDeep(request))) {
+          return yield* problemResponse(new ValidationError({ detail: `the request body nests deeper than ${maxJsonDepth} levels` }), request.url)
+        }
         yield* Effect.logError("request failed", cause)
         return yield* problemResponse(new InternalError({}), request.url)
       })

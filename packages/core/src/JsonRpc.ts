@@ -4,6 +4,7 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { InvalidRequest, ParseError } from "./Errors.ts"
+import { maxJsonDepth, nestsDeeperThan } from "./JsonDepth.ts"
 import type { JsonRpcErrorObject } from "./Wire.ts"
 
 export const JsonRpcId = Schema.Union(Schema.String, Schema.Number, Schema.Null)
@@ -54,6 +55,7 @@ export const decode = (text: string): Effect.Effect<JsonRpcMessage, ParseError |
       try: () => JSON.parse(text) as unknown,
       catch: () => new ParseError({ detail: "body is not valid JSON" })
     })
+    if (nestsDeeperThan(json)) return yield* new InvalidRequest({ detail: `the request nests deeper than ${maxJsonDepth} levels` })
     if (Array.isArray(json)) {
       if (json.length === 0) return yield* new InvalidRequest({ detail: "empty batch" })
       return { _tag: "Batch", requests: json.map(toInvalid) } as const

@@ -16,6 +16,18 @@ describe("JSON-RPC codec", () => {
     })
   )
 
+  it.effect("a request nesting deeper than 1000 levels is -32600, whatever the depth", () =>
+    Effect.gen(function* () {
+      const nested = (levels: number) => `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":${"[".repeat(levels - 2)}${"]".repeat(levels - 2)}}}`
+      expect((yield* decode(nested(1000)))._tag).toBe("Single")
+      for (const levels of [1001, 1_000_000]) {
+        const e = yield* errorOf(nested(levels))
+        expect(e._tag).toBe("InvalidRequest")
+        expect(toJsonRpcError(e).code).toBe(-32600)
+      }
+    })
+  )
+
   it.effect("bad JSON is -32700", () =>
     Effect.gen(function* () {
       const e = yield* errorOf("{not json")

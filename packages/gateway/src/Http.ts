@@ -1,11 +1,13 @@
 /**
  * The gateway's API app: its routers (MCP here; A2A, status stream and agent card join through `routers`) behind
- * the middleware every request passes: request metrics, the drain guard (503 while shutting down) and
- * `Impersonate-*` stripping. Served on the API listener (8443, HTTPS when configured).
+ * the middleware every request passes: request metrics, the drain guard (503 while shutting down),
+ * `Impersonate-*` stripping and the answer to a defect. Served on the API listener (8443, HTTPS when configured).
  */
 import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest } from "@effect/platform"
-import { Clock, Effect, Layer } from "effect"
+import { Cause, Clock, Effect, Layer } from "effect"
+import { InternalError } from "@kubemend/core/Errors"
 import { drainGuard } from "@kubemend/core/Servers"
+import { problemResponse } from "@kubemend/core/Wire"
 import { stripImpersonation } from "./Edge/Chain.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
 import { McpRoutes } from "./Mcp/Transport.ts"
@@ -27,6 +29,19 @@ export const requestMetrics = HttpMiddleware.make((app) =>
   })
 )
 
+/**
+ * A defect (a bug of ours) answers a logged problem+json 500 without internals; unanswered, the platform would send
+ * an empty 500 and log nothing. Failures (an unknown route) and interruptions pass through.
+ */
+export const internalErrors = HttpMiddleware.make((app) =>
+  Effect.catchAllDefect(app, (defect) =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      yield* Effect.logError("request failed", Cause.die(defect)).pipe(Effect.annotateLogs({ method: request.method, url: request.url }))
+      return yield* problemResponse(new InternalError({}), request.url)
+    }))
+)
+
 const concatAll = <E1, R1, E2, R2>(
   first: HttpRouter.HttpRouter<E1, R1>,
   rest: ReadonlyArray<HttpRouter.HttpRouter<E2, R2>>
@@ -41,6 +56,6 @@ export const serveGateway = <E = never, R = never, RR = never>(
     Effect.gen(function* () {
       const mcp = yield* McpRoutes
       const extra = yield* Effect.all(routers)
-      return HttpServer.serve(concatAll(mcp, extra).pipe(stripImpersonation, drainGuard, requestMetrics))
+      return HttpServer.serve(concatAll(mcp, extra).pipe(internalErrors, stripImpersonation, drainGuard, requestMetrics))
     })
   )

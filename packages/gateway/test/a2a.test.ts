@@ -240,6 +240,16 @@ layer(InfraLive, { excludeTestServices: true })("A2A agent", (it) => {
       assert.strictEqual(errorOf(yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 1, method: "tasks/pushNotificationConfig/set", params: {} })).code, -32003)
       const bad = yield* Effect.promise(async () => (await fetch(`${gw.url}/a2a/invoke`, { method: "POST", headers: { authorization: `Bearer ${bearer}` }, body: "{" })).json() as any)
       assert.strictEqual(bad.error.code, -32700)
+      // A data part nesting 5000 levels: refused as the request it is (serialising it would overflow the stack).
+      const deepBody = `{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"kind":"message","messageId":"d","role":"user",` +
+        `"parts":[{"kind":"data","data":{"x":${"[".repeat(5000)}${"]".repeat(5000)}}}]}}}`
+      const deep = yield* Effect.promise(async () => {
+        const res = await fetch(`${gw.url}/a2a/invoke`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${bearer}` }, body: deepBody })
+        return { status: res.status, error: ((await res.json()) as any).error }
+      })
+      assert.strictEqual(deep.status, 200)
+      assert.strictEqual(deep.error.code, -32600)
+      assert.match(deep.error.data.detail, /nests deeper than 1000 levels/)
 
       const { client } = yield* clientFor(gw, bearer, "1.0")
       const busy = yield* send(client, "watch checkout until it ends", { returnImmediately: true })

@@ -158,6 +158,8 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
         assert.strictEqual(huge.status, 400)
         const deep = yield* post("[".repeat(200_000) + "]".repeat(200_000))
         assert.strictEqual(deep.status, 400)
+        const deepArguments = yield* post(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"svc_list_remediations","arguments":{"x":${"[".repeat(5000)}${"]".repeat(5000)}}}}`)
+        assert.deepStrictEqual([deepArguments.status, deepArguments.json.error.code], [400, -32600])
         const proto = yield* post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"svc_list_remediations","arguments":{"__proto__":{"polluted":true}}}}`)
         // Either dropped by the SDK's decoding or refused as an unknown argument; never merged into a prototype.
         assert.strictEqual(proto.status, 200)

@@ -4,6 +4,7 @@
  * `dlq.replayInterval` (Effect Clock, so TestClock drives it); replays skip ids already stored.
  */
 import { DeadLetterQueueFull, DependencyUnavailable, ValidationError, type Conflict } from "@kubemend/core/Errors"
+import { maxJsonDepth, nestsDeeperThan } from "@kubemend/core/JsonDepth"
 import { Metrics } from "@kubemend/core/Metrics"
 import type { AuditEventInput, NotificationAudit } from "@kubemend/core/StorageApi"
 import { Clock, Effect, Option, Redacted, Schedule } from "effect"
@@ -26,31 +27,12 @@ export type NotificationOutcome =
 
 const lower = (s: string | null | undefined) => (typeof s === "string" ? s.toLowerCase() : s)
 
-/**
- * How deep an event's payload may nest (the payload itself is level 1). Hashing walks it recursively, and a payload
- * of 8000 levels overflowed the stack; no audit record needs more than a few, and 1000 is a common JSON parser limit.
- */
-export const maxPayloadDepth = 1000
-
-/** Whether `value` nests objects or arrays more than `limit` levels deep; walked without recursion. */
-export const nestsDeeperThan = (value: unknown, limit: number): boolean => {
-  const pending: Array<readonly [unknown, number]> = [[value, 1]]
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [node, level] = next
-    if (level > limit) return true
-    for (const child of Array.isArray(node) ? node : Object.values(node as object)) {
-      if (child !== null && typeof child === "object") pending.push([child, level + 1])
-    }
-  }
-  return false
-}
-
 const tooDeep = (inputs: ReadonlyArray<AuditEventInput>) =>
   Effect.suspend(() => {
-    const at = inputs.findIndex((e) => nestsDeeperThan(e.event_data, maxPayloadDepth))
+    const at = inputs.findIndex((e) => nestsDeeperThan(e.event_data))
     return at === -1
       ? Effect.void
-      : Effect.fail(new ValidationError({ field: "event_data", detail: `event ${at}: event_data nests deeper than ${maxPayloadDepth} levels` }))
+      : Effect.fail(new ValidationError({ field: "event_data", detail: `event ${at}: event_data nests deeper than ${maxJsonDepth} levels` }))
   })
 
 export class AuditWriter extends Effect.Service<AuditWriter>()("@kubemend/storage/AuditWriter", {

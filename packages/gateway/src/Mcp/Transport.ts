@@ -9,6 +9,7 @@ import { Deferred, Effect } from "effect"
 import { Drain } from "@kubemend/core/Drain"
 import { ServerConfig } from "@kubemend/core/Servers"
 import { InternalError, InvalidRequest, McpDisabled, NotAcceptable, UnsupportedMediaType } from "@kubemend/core/Errors"
+import { maxJsonDepth, nestsDeeperThan } from "@kubemend/core/JsonDepth"
 import { problemResponse } from "@kubemend/core/Wire"
 import { readBody } from "../Edge/Body.ts"
 import { type Caller, Edge } from "../Edge/Chain.ts"
@@ -104,6 +105,7 @@ export const McpRoutes = Effect.gen(function* () {
         return jsonRpcError(-32700, "Parse error: invalid JSON")
       }
       if (Array.isArray(body) && body.length === 0) return jsonRpcError(-32600, "Invalid Request: empty batch")
+      if (nestsDeeperThan(body)) return jsonRpcError(-32600, `Invalid Request: the request nests deeper than ${maxJsonDepth} levels`)
       if (missingCallParams(body)) {
         const id = (body as { id?: unknown }).id
         return HttpServerResponse.unsafeJson({
