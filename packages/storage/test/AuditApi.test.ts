@@ -276,7 +276,7 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("au
       expect(invalid.status).toBe(400)
     }))
 
-  it.effect("answers every error as RFC 7807: 401 without a valid token, 413 over 5 MiB, 400 bad JSON, 404 unknown route", () =>
+  it.effect("answers every error as RFC 7807: 401 without a valid token, 413 over 5 MiB, 400 bad JSON or NUL text, 404 unknown route", () =>
     Effect.gen(function* () {
       for (const token of [null, "not-a-registered-token"]) {
         const r = yield* call("/api/v1/audit/events", { token })
@@ -292,6 +292,25 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("au
       yield* Effect.promise(() => problemOf(garbled))
       const nul = yield* call("/api/v1/audit/events", json(auditEvent({ event_data: { s: "a\u0000b" } })))
       expect(nul.status).toBe(400)
+      // NUL anywhere PostgreSQL would be handed it: an id, a reason, a filter (each was a 500).
+      const nulRequests: ReadonlyArray<readonly [string, RequestInit | undefined]> = [
+        ["/api/v1/audit/events", json(auditEvent({ correlation_id: "rr-\u0000" }))],
+        ["/api/v1/audit/verify-chain", json({ correlation_id: "rr-\u0000" })],
+        ["/api/v1/audit/legal-hold", json({ correlation_id: "rr-\u0000", reason: "litigation" })],
+        ["/api/v1/action-types", json({ name: "NulText", description: { what: "a\u0000", whenToUse: "b" }, registeredBy: "x" })],
+        ["/api/v1/audit/events?correlation_id=rr-%00", undefined],
+        ["/api/v1/audit/events?detail_key=k&detail_value=%00", undefined]
+      ]
+      for (const [path, init] of nulRequests) {
+        const refused = yield* call(path, init)
+        expect(refused.status, path).toBe(400)
+        expect((yield* Effect.promise(() => problemOf(refused))).detail).toContain("NUL")
+      }
+      // `since` far back: a duration past the year 1 bounds nothing, an instant outside 0001-9999 is refused.
+      expect((yield* call("/api/v1/audit/events?since=999999999h")).status).toBe(200)
+      const ancient = yield* call("/api/v1/audit/events?since=-100000-01-01T00:00:00Z")
+      expect(ancient.status).toBe(400)
+      expect((yield* Effect.promise(() => problemOf(ancient))).detail).toContain("outside the years 0001 to 9999")
       const unknown = yield* call("/api/v1/nothing-here")
       expect(unknown.status).toBe(404)
       yield* Effect.promise(() => problemOf(unknown))

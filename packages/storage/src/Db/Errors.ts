@@ -1,9 +1,10 @@
 /**
  * The one place that reads driver failures. A failure a caller can act on becomes a named error: the database being
- * unreachable (the write then goes to the dead-letter queue), a unique or legal-hold violation. Anything else is a
- * bug of ours and becomes a defect at the repository edge.
+ * unreachable (the write then goes to the dead-letter queue), text it cannot hold, a unique or legal-hold
+ * violation. Anything else is a bug of ours and becomes a defect at the repository edge.
  */
 import { SqlError } from "@effect/sql/SqlError"
+import { ValidationError } from "@kubemend/core/Errors"
 import { Data, Effect, Option } from "effect"
 
 export class DatabaseUnavailable extends Data.TaggedError("DatabaseUnavailable")<{ readonly cause: unknown }> {}
@@ -30,18 +31,33 @@ export const isUnavailable = (error: SqlError): boolean => {
 }
 
 /**
- * Unavailability becomes `DatabaseUnavailable`; every other SQL failure is a defect. `withTransaction` turns a
- * failed COMMIT or ROLLBACK into a defect, and a connection lost at that moment is unavailability too.
+ * A NUL character, in a parameter (22021) or a jsonb `\u0000` escape (22P05): PostgreSQL text cannot hold it, so a
+ * request carrying one (a filter, an id, a reason) is refused as invalid.
+ */
+const isUnstorableText = (error: SqlError): boolean => {
+  const state = sqlState(error)
+  return state === "22021" || state === "22P05"
+}
+
+/**
+ * Unavailability becomes `DatabaseUnavailable`, text the database cannot hold a `ValidationError`; every other SQL
+ * failure is a defect. `withTransaction` turns a failed COMMIT or ROLLBACK into a defect, and a connection lost at
+ * that moment is unavailability too.
  */
 export const orUnavailable = <A, E, R>(
   effect: Effect.Effect<A, E | SqlError, R>
-): Effect.Effect<A, Exclude<E, SqlError> | DatabaseUnavailable, R> =>
+): Effect.Effect<A, Exclude<E, SqlError> | DatabaseUnavailable | ValidationError, R> =>
   Effect.catchIf(
     effect,
     (e): e is SqlError => e instanceof SqlError,
-    (error) => (isUnavailable(error) ? Effect.fail(new DatabaseUnavailable({ cause: error })) : Effect.die(error))
+    (error): Effect.Effect<never, DatabaseUnavailable | ValidationError> =>
+      isUnavailable(error)
+        ? Effect.fail(new DatabaseUnavailable({ cause: error }))
+        : isUnstorableText(error)
+        ? Effect.fail(new ValidationError({ detail: "text must not contain NUL (\\u0000) characters" }))
+        : Effect.die(error)
   ).pipe(
     Effect.catchSomeDefect((defect) =>
       defect instanceof SqlError && isUnavailable(defect) ? Option.some(Effect.fail(new DatabaseUnavailable({ cause: defect }))) : Option.none()
     )
-  ) as Effect.Effect<A, Exclude<E, SqlError> | DatabaseUnavailable, R>
+  ) as Effect.Effect<A, Exclude<E, SqlError> | DatabaseUnavailable | ValidationError, R>

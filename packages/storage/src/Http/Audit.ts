@@ -26,9 +26,15 @@ const accepted = (ids: ReadonlyArray<string>) =>
     event_ids: ids
   })
 
+// Years 0001 to 9999: Date reads far wider (±271821), beyond what a PostgreSQL timestamp holds.
+const firstInstant = Date.parse("0001-01-01T00:00:00Z")
+const lastInstant = Date.parse("9999-12-31T23:59:59.999Z")
+
 const instant = (field: string, value: string) => {
   const ms = Date.parse(value)
-  return Number.isNaN(ms) ? Effect.fail(new ValidationError({ field, detail: `expected an RFC 3339 time, got "${value}"` })) : Effect.succeed(new Date(ms))
+  if (Number.isNaN(ms)) return Effect.fail(new ValidationError({ field, detail: `expected an RFC 3339 time, got "${value}"` }))
+  if (ms < firstInstant || ms > lastInstant) return Effect.fail(new ValidationError({ field, detail: `${value} is outside the years 0001 to 9999` }))
+  return Effect.succeed(new Date(ms))
 }
 
 /** `since` is a Go duration back from now (`24h`) or an RFC 3339 time; `until` is RFC 3339. */
@@ -42,7 +48,8 @@ export const resolveFilters = (q: AuditEventsQuery) =>
       q.since === undefined
         ? undefined
         : yield* Option.match(parseGoDuration(q.since), {
-          onSome: (d) => Effect.succeed(new Date(now - Duration.toMillis(d))),
+          // A duration reaching back before the year 1 bounds nothing.
+          onSome: (d) => Effect.succeed(now - Duration.toMillis(d) < firstInstant ? undefined : new Date(now - Duration.toMillis(d))),
           onNone: () => instant("since", q.since!)
         })
     const until = q.until === undefined ? undefined : yield* instant("until", q.until)

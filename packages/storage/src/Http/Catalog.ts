@@ -8,7 +8,7 @@ import {
   WorkflowCreated,
   WorkflowUnchanged
 } from "@kubemend/core/StorageApi"
-import type { NotFoundProblem, ServiceUnavailableProblem } from "@kubemend/core/Problem"
+import type { BadRequestProblem, NotFoundProblem, ServiceUnavailableProblem } from "@kubemend/core/Problem"
 import { ProblemTypeBase } from "@kubemend/core/Wire"
 import { Effect } from "effect"
 import { ActionTypeRepo } from "../Db/ActionTypeRepo.ts"
@@ -73,7 +73,7 @@ export const ActionTypesHttp = HttpApiBuilder.group(StorageApi, "actionTypes", (
         actionTypes.update(path.name, wellFormedJson(payload.description) as typeof payload.description, payload.updatedBy).pipe(orProblem))
       .handle("disableActionType", ({ path, payload }) =>
         actionTypes.disable(path.name, payload.disabledBy).pipe(
-          Effect.catchAll((e): Effect.Effect<never, ActionTypeDisableDeniedProblem | NotFoundProblem | ServiceUnavailableProblem> =>
+          Effect.catchAll((e): Effect.Effect<never, ActionTypeDisableDeniedProblem | BadRequestProblem | NotFoundProblem | ServiceUnavailableProblem> =>
             e._tag === "ActionTypeInUse" ? denied(e) : problem(e))
         ))
       .handle("getActionTypeWorkflowCount", ({ path }) => actionTypes.workflowCount(path.name).pipe(orProblem))
