@@ -3,8 +3,8 @@
  * id (so a resent batch cannot duplicate) and goes into a bounded buffer; when the buffer is full it is dropped and
  * counted in `audit_events_dropped_total{service}`. A scoped fiber sends the buffer every `flushInterval` in
  * batches of `batchSize` to `POST /api/v1/audit/events/batch`, retrying an unavailable storage with capped
- * exponential backoff; a batch storage refuses (400) is dropped and counted. Closing the layer (drain) flushes
- * what is left within `flushTimeout`.
+ * exponential backoff; a batch storage refuses as invalid (400) is halved until the refused events are alone, and
+ * those are dropped and counted. Closing the layer (drain) flushes what is left within `flushTimeout`.
  */
 import { Config, Context, Duration, Effect, Layer, Queue, Ref, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
@@ -111,14 +111,23 @@ const make = Effect.gen(function* () {
     Schedule.intersect(Schedule.recurs(config.maxRetries))
   )
 
-  const send = (batch: ReadonlyArray<AuditEventInput>) =>
+  /**
+   * Sends a batch. Storage takes a batch whole or not at all, so a refused batch is halved and each half sent again
+   * until the refused events stand alone: one bad event (a NUL in a caller's text) costs itself, not the other
+   * requests' events that shared its batch. Any other failure (storage unavailable once retries run out, the
+   * token refused) drops the batch.
+   */
+  const send = (batch: ReadonlyArray<AuditEventInput>): Effect.Effect<void> =>
     storage.writeEvents(batch).pipe(
       Effect.retry({ schedule: backoff, while: (e) => e._tag === "DependencyUnavailable" }),
+      Effect.asVoid,
       Effect.catchAll((error) =>
-        Effect.logWarning("audit batch dropped").pipe(
-          Effect.annotateLogs({ events: batch.length, reason: error._tag }),
-          Effect.zipRight(drop(batch.length))
-        )
+        error._tag === "ValidationError" && batch.length > 1
+          ? Effect.zipRight(send(batch.slice(0, batch.length >> 1)), send(batch.slice(batch.length >> 1)))
+          : Effect.logWarning("audit events dropped").pipe(
+            Effect.annotateLogs({ events: batch.length, reason: error._tag }),
+            Effect.zipRight(drop(batch.length))
+          )
       ),
       Effect.withSpan("Audit.send", { attributes: { events: batch.length } })
     )

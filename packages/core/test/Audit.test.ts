@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Duration, Effect, Exit, Fiber, Layer, Ref, Scope, TestClock } from "effect"
 import { Audit, AuditConfig, AuditRecorder } from "../src/Audit.ts"
-import { DependencyUnavailable, ValidationError } from "../src/Errors.ts"
+import { DependencyUnavailable, Unauthenticated, ValidationError } from "../src/Errors.ts"
 import { Metrics } from "../src/Metrics.ts"
 import { Storage, type StorageError, type StorageService } from "../src/Storage.ts"
 import type { AuditEventInput } from "../src/StorageApi.ts"
@@ -17,8 +17,13 @@ const event = (i: number): AuditEventInput => ({
   event_data: { i }
 })
 
-/** A storage whose `writeEvents` answers from `script` (one entry per call, the last repeats) and records batches. */
-const scriptedStorage = (script: ReadonlyArray<StorageError | "ok">) =>
+type Answer = StorageError | "ok"
+
+/**
+ * A storage whose `writeEvents` answers from `script` (one entry per call, the last repeats; or a function of the
+ * batch) and records batches.
+ */
+const scriptedStorage = (script: ReadonlyArray<Answer> | ((events: ReadonlyArray<AuditEventInput>) => Answer)) =>
   Effect.gen(function* () {
     const batches = yield* Ref.make<ReadonlyArray<ReadonlyArray<AuditEventInput>>>([])
     const calls = yield* Ref.make(0)
@@ -27,7 +32,7 @@ const scriptedStorage = (script: ReadonlyArray<StorageError | "ok">) =>
       writeEvents: (events) =>
         Effect.gen(function* () {
           const n = yield* Ref.getAndUpdate(calls, (c) => c + 1)
-          const answer = script[Math.min(n, script.length - 1)]!
+          const answer = typeof script === "function" ? script(events) : script[Math.min(n, script.length - 1)]!
           yield* Ref.update(batches, (all) => [...all, events])
           if (answer !== "ok") return yield* Effect.fail(answer)
           return { eventIds: events.map((e) => e.event_id!), queued: false }
@@ -46,7 +51,7 @@ const droppedTotal = Effect.flatMap(Metrics, (m) =>
   }))
 
 /** Builds the live Audit layer in a scope the test controls (so it can check the flush on close). */
-const withAudit = (script: ReadonlyArray<StorageError | "ok">, settings: Partial<AuditConfig["Type"]> = {}) =>
+const withAudit = (script: Parameters<typeof scriptedStorage>[0], settings: Partial<AuditConfig["Type"]> = {}) =>
   Effect.gen(function* () {
     const storage = yield* scriptedStorage(script)
     const scope = yield* Scope.make()
@@ -101,15 +106,30 @@ describe("Audit", () => {
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.provide(Metrics.Default)))
 
-  it.effect("a batch storage refuses is dropped and counted, not retried", () =>
+  it.effect("a batch storage refuses as invalid is halved until the bad event is alone: only it is dropped and counted", () =>
     Effect.gen(function* () {
       const before = yield* droppedTotal
-      const { audit, batches, scope } = yield* withAudit([new ValidationError({ detail: "bad" }), "ok"])
-      yield* audit.emit(event(1))
-      yield* audit.emit(event(2))
+      const bad = (events: ReadonlyArray<AuditEventInput>): Answer =>
+        events.some((e) => e.correlation_id === "rr-5") ? new ValidationError({ detail: "NUL" }) : "ok"
+      const { audit, batches, scope } = yield* withAudit(bad)
+      for (let i = 0; i < 8; i++) yield* audit.emit(event(i))
       yield* TestClock.adjust("1 second")
-      expect(yield* sizes(batches)).toEqual([2])
-      expect((yield* droppedTotal) - before).toBe(2)
+      // 8 refused; 4 stored, 4 refused; of those, 2 refused (1 stored, rr-5 refused alone), 2 stored.
+      expect(yield* sizes(batches)).toEqual([8, 4, 4, 2, 1, 1, 2])
+      const stored = (yield* Ref.get(batches)).filter((b) => !b.some((e) => e.correlation_id === "rr-5")).flat()
+      expect(stored.map((e) => e.correlation_id).sort()).toEqual(["rr-0", "rr-1", "rr-2", "rr-3", "rr-4", "rr-6", "rr-7"])
+      expect((yield* droppedTotal) - before).toBe(1)
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(Metrics.Default)))
+
+  it.effect("a batch refused for another reason (the token) is dropped whole, not split", () =>
+    Effect.gen(function* () {
+      const before = yield* droppedTotal
+      const { audit, batches, scope } = yield* withAudit([new Unauthenticated({ reason: "token_review_failed" })])
+      for (let i = 0; i < 4; i++) yield* audit.emit(event(i))
+      yield* TestClock.adjust("1 second")
+      expect(yield* sizes(batches)).toEqual([4])
+      expect((yield* droppedTotal) - before).toBe(4)
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.provide(Metrics.Default)))
 
