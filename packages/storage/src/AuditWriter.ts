@@ -15,14 +15,14 @@ import type { DatabaseUnavailable } from "./Db/Errors.ts"
 import { NotificationRepo, type NotificationRow } from "./Db/NotificationRepo.ts"
 import { Dlq, type DlqEntry } from "./Dlq.ts"
 import { StorageConfig } from "./StorageConfig.ts"
-import { isoTimestamp, wellFormed, wellFormedOptional } from "./Normalise.ts"
+import { isoTimestamp, wellFormed, wellFormedJson, wellFormedOptional } from "./Normalise.ts"
 
 export type WriteOutcome =
   | { readonly _tag: "Created"; readonly ids: ReadonlyArray<string> }
   | { readonly _tag: "Accepted"; readonly ids: ReadonlyArray<string> }
 
 export type NotificationOutcome =
-  | { readonly _tag: "Created"; readonly row: NotificationRow }
+  | { readonly _tag: "Created"; readonly row: NotificationRow; readonly stored: NotificationAudit }
   | { readonly _tag: "Accepted" }
 
 const lower = (s: string | null | undefined) => (typeof s === "string" ? s.toLowerCase() : s)
@@ -140,13 +140,22 @@ export class AuditWriter extends Effect.Service<AuditWriter>()("@kubemend/storag
         )
       }).pipe(Effect.withSpan("AuditWriter.write", { attributes: { events: inputs.length } }))
 
-    const writeNotification = (n: NotificationAudit): Effect.Effect<NotificationOutcome, Conflict | DeadLetterQueueFull | DependencyUnavailable> =>
-      timed("notification_audit", notifications.insert(n, config.writeTimeout)).pipe(
-        Effect.map((rows): NotificationOutcome => ({ _tag: "Created", row: rows[0]! })),
-        Effect.catchTag("DatabaseUnavailable", () =>
-          dlq.enqueue("notification", n, 1).pipe(Effect.as<NotificationOutcome>({ _tag: "Accepted" }))
-        )
-      )
+    /** A notification record as stored: free text well-formed, NUL refused up front (the queue could not replay it). */
+    const storableNotification = (n: NotificationAudit) =>
+      JSON.stringify(n).includes("\\u0000")
+        ? Effect.fail(new ValidationError({ detail: "notification records must not contain NUL (\\u0000) characters" }))
+        : Effect.succeed(wellFormedJson(n) as NotificationAudit)
+
+    const writeNotification = (
+      n: NotificationAudit
+    ): Effect.Effect<NotificationOutcome, Conflict | DeadLetterQueueFull | DependencyUnavailable | ValidationError> =>
+      Effect.flatMap(storableNotification(n), (stored) =>
+        timed("notification_audit", notifications.insert(stored, config.writeTimeout)).pipe(
+          Effect.map((rows): NotificationOutcome => ({ _tag: "Created", row: rows[0]!, stored })),
+          Effect.catchTag("DatabaseUnavailable", () =>
+            dlq.enqueue("notification", stored, 1).pipe(Effect.as<NotificationOutcome>({ _tag: "Accepted" }))
+          )
+        ))
 
     /** Only unavailability stops a replay; an entry the database refuses is logged and dropped, never retried forever. */
     const replayEntry = (entry: DlqEntry): Effect.Effect<void, DatabaseUnavailable> => {

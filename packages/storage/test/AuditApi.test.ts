@@ -253,7 +253,7 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("au
       yield* Effect.promise(() => problemOf(injected))
     }))
 
-  it.effect("stores notification records; a repeated notification_id is a 409 problem", () =>
+  it.effect("stores notification records; a repeated notification_id is a 409 problem, NUL a 400", () =>
     Effect.gen(function* () {
       const notification = {
         remediation_id: "rr-n",
@@ -274,6 +274,13 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("au
       expect((yield* Effect.promise(() => problemOf(again))).type).toBe("https://kubemend.io/problems/conflict")
       const invalid = yield* call("/api/v1/audit/notifications", json({ ...notification, notification_id: "n-2", channel: "fax" }))
       expect(invalid.status).toBe(400)
+      // NUL is refused (it was a 500); a lone surrogate is stored, and answered, as U+FFFD.
+      const nul = yield* call("/api/v1/audit/notifications", json({ ...notification, notification_id: "n-3", recipient: "a\u0000b" }))
+      expect(nul.status).toBe(400)
+      expect((yield* Effect.promise(() => problemOf(nul))).detail).toContain("NUL")
+      const odd = yield* call("/api/v1/audit/notifications", json({ ...notification, notification_id: "n-4", message_summary: "CPU \ud800" }))
+      expect(odd.status).toBe(201)
+      expect(yield* body<Record<string, unknown>>(odd)).toMatchObject({ message_summary: "CPU \ufffd" })
     }))
 
   it.effect("answers every error as RFC 7807: 401 without a valid token, 413 over 5 MiB, 400 bad JSON or NUL text, 404 unknown route", () =>

@@ -3,7 +3,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Conflict } from "@kubemend/core/Errors"
 import type { NotificationAudit } from "@kubemend/core/StorageApi"
 import { Duration, Effect } from "effect"
-import { DatabaseUnavailable, isUnavailable, sqlState } from "./Errors.ts"
+import { DatabaseUnavailable, orUnavailable, sqlState } from "./Errors.ts"
 
 export interface NotificationRow {
   readonly id: number
@@ -38,13 +38,11 @@ export class NotificationRepo extends Effect.Service<NotificationRepo>()("@kubem
           ]
         )
         .pipe(
-          Effect.catchAll((error): Effect.Effect<never, Conflict | DatabaseUnavailable> =>
-            sqlState(error) === "23505"
-              ? Effect.fail(new Conflict({ detail: `notification_audit already exists with notification_id '${n.notification_id}'` }))
-              : isUnavailable(error)
-              ? Effect.fail(new DatabaseUnavailable({ cause: error }))
-              : Effect.die(error)
+          Effect.catchIf(
+            (error) => sqlState(error) === "23505",
+            () => Effect.fail(new Conflict({ detail: `notification_audit already exists with notification_id '${n.notification_id}'` }))
           ),
+          orUnavailable,
           Effect.timeoutFail({ duration: timeout, onTimeout: () => new DatabaseUnavailable({ cause: "write timed out" }) }),
           Effect.withSpan("NotificationRepo.insert")
         )

@@ -115,7 +115,7 @@ export const AuditHttp = HttpApiBuilder.group(StorageApi, "audit", (handlers) =>
             outcome._tag === "Created"
               ? withStatus(201)(
                 new NotificationAuditResponse({
-                  ...payload,
+                  ...outcome.stored,
                   id: outcome.row.id,
                   created_at: outcome.row.created_at.toISOString(),
                   updated_at: outcome.row.updated_at.toISOString()
