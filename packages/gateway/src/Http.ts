@@ -3,9 +3,9 @@
  * the middleware every request passes: request metrics, the drain guard (503 while shutting down),
  * `Impersonate-*` stripping and the answer to a defect. Served on the API listener (8443, HTTPS when configured).
  */
-import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest } from "@effect/platform"
+import { HttpMiddleware, HttpRouter, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
 import { Cause, Clock, Effect, Layer } from "effect"
-import { InternalError } from "@kubemend/core/Errors"
+import { InternalError, NotFound } from "@kubemend/core/Errors"
 import { drainGuard } from "@kubemend/core/Servers"
 import { problemResponse } from "@kubemend/core/Wire"
 import { stripImpersonation } from "./Edge/Chain.ts"
@@ -29,17 +29,26 @@ export const requestMetrics = HttpMiddleware.make((app) =>
   })
 )
 
+const isRouteNotFound = (e: unknown): e is HttpServerError.RouteNotFound => HttpServerError.isServerError(e) && e._tag === "RouteNotFound"
+
 /**
- * A defect (a bug of ours) answers a logged problem+json 500 without internals; unanswered, the platform would send
- * an empty 500 and log nothing. Failures (an unknown route) and interruptions pass through.
+ * What the routers leave unanswered, as problems like every other answer (the platform would send empty bodies): an
+ * unknown route or method a 404, a defect (a bug of ours) a logged 500 without internals. Interruptions pass.
  */
-export const internalErrors = HttpMiddleware.make((app) =>
-  Effect.catchAllDefect(app, (defect) =>
-    Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      yield* Effect.logError("request failed", Cause.die(defect)).pipe(Effect.annotateLogs({ method: request.method, url: request.url }))
-      return yield* problemResponse(new InternalError({}), request.url)
-    }))
+export const lastAnswers = HttpMiddleware.make((app) =>
+  app.pipe(
+    Effect.catchAll((e) =>
+      isRouteNotFound(e)
+        ? problemResponse(new NotFound({ resource: "route", id: e.request.url, detail: `no route for ${e.request.method} ${e.request.url}` }), e.request.url)
+        : Effect.fail(e)
+    ),
+    Effect.catchAllDefect((defect) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        yield* Effect.logError("request failed", Cause.die(defect)).pipe(Effect.annotateLogs({ method: request.method, url: request.url }))
+        return yield* problemResponse(new InternalError({}), request.url)
+      }))
+  )
 )
 
 const concatAll = <E1, R1, E2, R2>(
@@ -56,6 +65,6 @@ export const serveGateway = <E = never, R = never, RR = never>(
     Effect.gen(function* () {
       const mcp = yield* McpRoutes
       const extra = yield* Effect.all(routers)
-      return HttpServer.serve(concatAll(mcp, extra).pipe(internalErrors, stripImpersonation, drainGuard, requestMetrics))
+      return HttpServer.serve(concatAll(mcp, extra).pipe(lastAnswers, stripImpersonation, drainGuard, requestMetrics))
     })
   )

@@ -19,7 +19,7 @@ const listToolsBody = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/lis
 
 layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
   it.layer(gatewayLayer({ allowedOrigins: ["https://console.example.com"] }))("chain", (it) => {
-    it.scoped("401 without or with a bad token, 403 for a caller without console access", () =>
+    it.scoped("401 without or with a bad token, 403 for a caller without console access, 404 problem for no route", () =>
       Effect.gen(function* () {
         const gw = yield* GatewayUnderTest
         const { issuer } = yield* Infra
@@ -29,6 +29,9 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
         // no-console holds the sre tool grants but not the console: denied before any tool.
         const denied = yield* raw(`${gw.url}/mcp`, { method: "POST", headers: mcpHeaders, body: initializeBody, token: yield* token("no-console") })
         problem(denied, 403, "forbidden")
+        // An unknown route or method is a problem too, not an empty body.
+        problem(yield* raw(`${gw.url}/nothing-here`, { token: yield* token("sre") }), 404, "not-found")
+        problem(yield* raw(`${gw.url}/mcp`, { method: "PUT", token: yield* token("sre") }), 404, "not-found")
         const audit = yield* gw.audit.entries
         assert.isTrue(audit.some((e) => e.type === "auth.failure" && e.data["failure_reason"] === "missing_header"))
         assert.isTrue(audit.some((e) => e.type === "auth.access_denied" && e.userId === "no-console-user"))
