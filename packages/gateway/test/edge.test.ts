@@ -168,9 +168,10 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
         assert.strictEqual(proto.status, 200)
         assert.isUndefined(({} as Record<string, unknown>)["polluted"])
         assert.isUndefined((Object.prototype as Record<string, unknown>)["polluted"])
-        for (const rr_id of ["a/b", "..", "a\u0000b", "x".repeat(300)]) {
+        for (const rr_id of ["a/b", "..", "a\u0000b", "x".repeat(100_000)]) {
           const bad = yield* post({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "svc_get_remediation", arguments: { rr_id } } })
-          assert.match(bad.json.result.content[0].text, /invalid arguments: rr_id/)
+          // One issue per argument, without the value echoed back.
+          assert.strictEqual(bad.json.result.content[0].text, "invalid arguments: rr_id: must be a Kubernetes resource name (lower-case letters, digits, '-' and '.')")
         }
         yield* raw(`${gw.url}/mcp`, { method: "DELETE", headers: { "mcp-session-id": sid }, token: sre })
       }))

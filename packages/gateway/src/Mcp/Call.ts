@@ -88,9 +88,14 @@ export class ToolCalls extends Effect.Service<ToolCalls>()("@kubemend/gateway/To
       }
       const decoded = Schema.decodeUnknownEither(def.input, { onExcessProperty: "error", errors: "all" })(args)
       if (Either.isLeft(decoded)) {
-        const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
-          .slice(0, 5)
-          .map((i) => (i.path.length === 0 ? i.message : `${i.path.join(".")}: ${i.message}`))
+        // One issue per argument: an optional one also fails its `undefined` branch ("Expected undefined, actual
+        // <the whole value>"), which says nothing the first does not and can echo kilobytes back.
+        const firstPerPath = new Map<string, string>()
+        for (const i of ParseResult.ArrayFormatter.formatErrorSync(decoded.left)) {
+          const path = i.path.join(".")
+          if (!firstPerPath.has(path)) firstPerPath.set(path, path === "" ? i.message : `${path}: ${i.message}`)
+        }
+        const issues = [...firstPerPath.values()].slice(0, 5)
         return yield* finish("failure", redactMessage(`invalid arguments: ${issues.join("; ")}`), true, "invalid_arguments")
       }
       const deadline = toolDeadline(config, def.name, def.timeout)
