@@ -27,6 +27,7 @@ export type NotificationOutcome =
 
 const lower = (s: string | null | undefined) => (typeof s === "string" ? s.toLowerCase() : s)
 
+/** Refuses a batch with a payload past `maxJsonDepth`: hashing walks payloads recursively and would overflow the stack. */
 const tooDeep = (inputs: ReadonlyArray<AuditEventInput>) =>
   Effect.suspend(() => {
     const at = inputs.findIndex((e) => nestsDeeperThan(e.event_data))
