@@ -156,7 +156,7 @@ layer(AgentTest({ scripts: [conversation, existing], seed }), { excludeTestServi
       assert.strictEqual(loud.human_review_reason, "operator_escalation")
     }))
 
-  it.scoped("without an identity a call is refused; bad arguments are a tool error", () =>
+  it.scoped("without an identity a call is refused; bad arguments are a tool error; a body too deep is -32600", () =>
     Effect.gen(function* () {
       const url = yield* baseUrl
       const anon = new Client({ name: "anon", version: "1.0.0" })
@@ -170,5 +170,18 @@ layer(AgentTest({ scripts: [conversation, existing], seed }), { excludeTestServi
       const bad = (yield* Effect.promise(() => anon.callTool({ name: "svc_investigate", arguments: { rr_id: "../etc", action: "start" } }))) as Result
       assert.isTrue(bad.isError)
       assert.include(text(bad), "invalid arguments")
+      // A body nesting 50,000 levels is refused as the request it is, not a 500 from deep inside the MCP SDK.
+      const deep = yield* Effect.promise(async () => {
+        const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"svc_investigate","arguments":{"x":${"[".repeat(50_000)}${"]".repeat(50_000)}}}}`
+        const res = await fetch(`${url}/api/v1/mcp`, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "X-Kubemend-User": "alice", "X-Kubemend-Groups": "sre" },
+          body
+        })
+        return { status: res.status, error: ((await res.json()) as { error: { code: number; message: string } }).error }
+      })
+      assert.strictEqual(deep.status, 400)
+      assert.strictEqual(deep.error.code, -32600)
+      assert.include(deep.error.message, "nests deeper than 1000 levels")
     }))
 })

@@ -18,6 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Duration, Effect, Fiber, Layer, Option, Runtime, Stream, SubscriptionRef } from "effect"
 import { McpDisabled } from "@kubemend/core/Errors"
+import { maxJsonDepth, nestsDeeperThan } from "@kubemend/core/JsonDepth"
 import { problemResponse } from "@kubemend/core/Wire"
 import { AgentConfig, InteractiveAuthConfigLive } from "../AgentConfig.ts"
 import type { SessionEvent } from "../Sessions/Session.ts"
@@ -137,6 +138,12 @@ const makeHandler = Effect.gen(function* () {
     if (Option.isNone(body)) {
       return yield* HttpServerResponse.json(
         { jsonrpc: "2.0", id: null, error: { code: ErrorCode.ParseError, message: "Parse error: the body is not JSON" } },
+        { status: 400 }
+      )
+    }
+    if (nestsDeeperThan(body.value)) {
+      return yield* HttpServerResponse.json(
+        { jsonrpc: "2.0", id: null, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: the request nests deeper than ${maxJsonDepth} levels` } },
         { status: 400 }
       )
     }
