@@ -26,6 +26,8 @@ const tool = { timeout: 120_000 }
 
 let child: ChildProcess
 let exited: Promise<number | null>
+/** The platform's last output, for the error when it does not come up. */
+let lastOutput = ""
 let state: string
 let stack: StackJson
 const clients: Array<Client> = []
@@ -33,11 +35,11 @@ const clients: Array<Client> = []
 const waitForStack = async (file: string, deadlineMs: number): Promise<StackJson> => {
   const until = Date.now() + deadlineMs
   while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`local platform exited with ${child.exitCode}`)
+    if (child.exitCode !== null) throw new Error(`local platform exited with ${child.exitCode}; its last output:\n${lastOutput}`)
     if (Fs.existsSync(file)) return JSON.parse(Fs.readFileSync(file, "utf8"))
     await new Promise((r) => setTimeout(r, 250))
   }
-  throw new Error("local platform did not become ready")
+  throw new Error(`local platform did not become ready; its last output:\n${lastOutput}`)
 }
 
 /** An MCP client of the gateway holding `persona`'s token. */
@@ -118,7 +120,9 @@ beforeAll(async () => {
     },
     stdio: ["ignore", "ignore", "pipe"]
   })
-  child.stderr?.resume()
+  child.stderr?.on("data", (chunk: Buffer) => {
+    lastOutput = (lastOutput + chunk.toString()).slice(-8000)
+  })
   exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)))
   stack = await waitForStack(Path.join(state, ".local", "stack.json"), 230_000)
 }, 240_000)
