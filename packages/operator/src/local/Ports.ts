@@ -1,20 +1,10 @@
 /** Local ports: the spec's well-known ones when free, any free port otherwise, so `npm start` never fails on a clash. */
 import { Effect } from "effect"
-import * as Net from "node:net"
+import { freePort, isFree } from "@kubemend/core/FreePort"
 
-const tryListen = (port: number) =>
-  new Promise<number | undefined>((resolve) => {
-    const server = Net.createServer()
-    server.once("error", () => resolve(undefined))
-    server.listen(port, "127.0.0.1", () => {
-      const bound = (server.address() as Net.AddressInfo).port
-      server.close(() => resolve(bound))
-    })
-  })
-
-/** `preferred` when it is free (and `auto` is off), else a free port picked by the OS. */
+/** `preferred` when it is free (and `auto` is off), else a free port (core `FreePort`). */
 export const portFor = (preferred: number, auto: boolean) =>
-  Effect.promise(async () => (auto ? undefined : await tryListen(preferred)) ?? (await tryListen(0))!)
+  Effect.flatMap(auto ? Effect.succeed(false) : isFree(preferred), (free) => (free ? Effect.succeed(preferred) : freePort))
 
 export interface LocalPorts {
   readonly kube: number
