@@ -4,7 +4,8 @@
  * counted in `audit_events_dropped_total{service}`. A scoped fiber sends the buffer every `flushInterval` in
  * batches of `batchSize` to `POST /api/v1/audit/events/batch`, retrying an unavailable storage with capped
  * exponential backoff; a batch storage refuses as invalid (400) is halved until the refused events are alone, and
- * those are dropped and counted. Closing the layer (drain) flushes what is left within `flushTimeout`.
+ * those are dropped and counted. NUL, which storage refuses, goes out as U+FFFD. Closing the layer (drain) flushes
+ * what is left within `flushTimeout`.
  */
 import { Config, Context, Duration, Effect, Layer, Queue, Ref, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
@@ -92,6 +93,27 @@ export class AuditRecorder extends Context.Tag("@kubemend/core/AuditRecorder")<A
   readonly clear: Effect.Effect<void>
 }>() {}
 
+/** `value` with every NUL in its strings and keys made U+FFFD. */
+const replaceNul = (value: unknown): unknown => {
+  if (typeof value === "string") return value.replaceAll("\u0000", "\ufffd")
+  if (Array.isArray(value)) return value.map(replaceNul)
+  if (value === null || typeof value !== "object") return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll("\u0000", "\ufffd"), replaceNul(v)]))
+}
+
+/**
+ * The event as storage will take it. Storage refuses NUL, and a caller's text (a signal name, an argument) carrying
+ * one would otherwise cost the event, and with it that request's trail; the replacement character keeps it visible.
+ */
+const storable = (event: AuditEventInput): AuditEventInput => {
+  try {
+    return JSON.stringify(event).includes("\\u0000") ? (replaceNul(event) as AuditEventInput) : event
+  } catch {
+    // Too deep to serialise: `send` isolates it.
+    return event
+  }
+}
+
 const make = Effect.gen(function* () {
   const storage = yield* Storage
   const metrics = yield* Metrics
@@ -114,15 +136,17 @@ const make = Effect.gen(function* () {
   /**
    * Sends a batch. Storage takes a batch whole or not at all, so a refused batch is halved and each half sent again
    * until the refused events stand alone: one bad event (a NUL in a caller's text) costs itself, not the other
-   * requests' events that shared its batch. Any other failure (storage unavailable once retries run out, the
+   * requests' events that shared its batch. A batch that cannot even be sent (an event too deep to serialise) is
+   * treated alike, and never stops the sender. Any other failure (storage unavailable once retries run out, the
    * token refused) drops the batch.
    */
   const send = (batch: ReadonlyArray<AuditEventInput>): Effect.Effect<void> =>
     storage.writeEvents(batch).pipe(
       Effect.retry({ schedule: backoff, while: (e) => e._tag === "DependencyUnavailable" }),
       Effect.asVoid,
+      Effect.catchAllDefect((defect) => Effect.fail({ _tag: "Unsendable", defect } as const)),
       Effect.catchAll((error) =>
-        error._tag === "ValidationError" && batch.length > 1
+        (error._tag === "ValidationError" || error._tag === "Unsendable") && batch.length > 1
           ? Effect.zipRight(send(batch.slice(0, batch.length >> 1)), send(batch.slice(batch.length >> 1)))
           : Effect.logWarning("audit events dropped").pipe(
             Effect.annotateLogs({ events: batch.length, reason: error._tag }),
@@ -137,7 +161,7 @@ const make = Effect.gen(function* () {
       for (;;) {
         const batch = yield* Queue.takeUpTo(queue, config.batchSize)
         if (batch.length === 0) return
-        yield* send([...batch])
+        yield* send(Array.from(batch, storable))
       }
     })
   )

@@ -17,7 +17,7 @@ const event = (i: number): AuditEventInput => ({
   event_data: { i }
 })
 
-type Answer = StorageError | "ok"
+type Answer = StorageError | "ok" | "die"
 
 /**
  * A storage whose `writeEvents` answers from `script` (one entry per call, the last repeats; or a function of the
@@ -33,6 +33,7 @@ const scriptedStorage = (script: ReadonlyArray<Answer> | ((events: ReadonlyArray
         Effect.gen(function* () {
           const n = yield* Ref.getAndUpdate(calls, (c) => c + 1)
           const answer = typeof script === "function" ? script(events) : script[Math.min(n, script.length - 1)]!
+          if (answer === "die") return yield* Effect.die(new RangeError("Maximum call stack size exceeded"))
           yield* Ref.update(batches, (all) => [...all, events])
           if (answer !== "ok") return yield* Effect.fail(answer)
           return { eventIds: events.map((e) => e.event_id!), queued: false }
@@ -119,6 +120,33 @@ describe("Audit", () => {
       const stored = (yield* Ref.get(batches)).filter((b) => !b.some((e) => e.correlation_id === "rr-5")).flat()
       expect(stored.map((e) => e.correlation_id).sort()).toEqual(["rr-0", "rr-1", "rr-2", "rr-3", "rr-4", "rr-6", "rr-7"])
       expect((yield* droppedTotal) - before).toBe(1)
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(Metrics.Default)))
+
+  it.effect("NUL in an event's text is sent as U+FFFD, so the event is not refused", () =>
+    Effect.gen(function* () {
+      const { audit, batches, scope } = yield* withAudit(["ok"])
+      yield* audit.emit({ ...event(1), actor_id: "a\u0000b", event_data: { "k\u0000": ["v\u0000"] } })
+      yield* audit.emit(event(2))
+      yield* TestClock.adjust("1 second")
+      const sent = (yield* Ref.get(batches)).flat()
+      expect(sent[0]).toMatchObject({ actor_id: "a\ufffdb", event_data: { "k\ufffd": ["v\ufffd"] } })
+      expect(sent[1]).toEqual({ ...event(2), event_id: sent[1]!.event_id })
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(Metrics.Default)))
+
+  it.effect("a batch that cannot be sent at all (a defect) is halved like a refused one, and the sender lives on", () =>
+    Effect.gen(function* () {
+      const before = yield* droppedTotal
+      const { audit, batches, scope } = yield* withAudit((events) => (events.some((e) => e.correlation_id === "rr-2") ? "die" : "ok"))
+      for (let i = 0; i < 4; i++) yield* audit.emit(event(i))
+      yield* TestClock.adjust("1 second")
+      // Stored: rr-0 + rr-1, then rr-3 (4, then 2 + 2, then 1 + 1 died before being recorded).
+      expect((yield* Ref.get(batches)).map((b) => b.map((e) => e.correlation_id))).toEqual([["rr-0", "rr-1"], ["rr-3"]])
+      expect((yield* droppedTotal) - before).toBe(1)
+      yield* audit.emit(event(9))
+      yield* TestClock.adjust("1 second")
+      expect((yield* Ref.get(batches)).at(-1)!.map((e) => e.correlation_id)).toEqual(["rr-9"])
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.provide(Metrics.Default)))
 
