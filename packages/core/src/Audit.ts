@@ -10,6 +10,7 @@
 import { Config, Context, Duration, Effect, Layer, Queue, Ref, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { duration, intInRange } from "./Config.ts"
+import { mapJsonStrings } from "./JsonDepth.ts"
 import { Metrics } from "./Metrics.ts"
 import { Storage } from "./Storage.ts"
 import type { AuditEventInput } from "./StorageApi.ts"
@@ -93,21 +94,13 @@ export class AuditRecorder extends Context.Tag("@kubemend/core/AuditRecorder")<A
   readonly clear: Effect.Effect<void>
 }>() {}
 
-/** `value` with every NUL in its strings and keys made U+FFFD. */
-const replaceNul = (value: unknown): unknown => {
-  if (typeof value === "string") return value.replaceAll("\u0000", "\ufffd")
-  if (Array.isArray(value)) return value.map(replaceNul)
-  if (value === null || typeof value !== "object") return value
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll("\u0000", "\ufffd"), replaceNul(v)]))
-}
-
 /**
  * The event as storage will take it. Storage refuses NUL, and a caller's text (a signal name, an argument) carrying
  * one would otherwise cost the event, and with it that request's trail; the replacement character keeps it visible.
  */
 const storable = (event: AuditEventInput): AuditEventInput => {
   try {
-    return JSON.stringify(event).includes("\\u0000") ? (replaceNul(event) as AuditEventInput) : event
+    return JSON.stringify(event).includes("\\u0000") ? (mapJsonStrings(event, (t) => t.replaceAll("\u0000", "\ufffd")) as AuditEventInput) : event
   } catch {
     // Too deep to serialise: `send` isolates it.
     return event

@@ -1,4 +1,6 @@
 /**
+ * Walking JSON values: how deep a request may nest, and mapping the strings of one.
+ *
  * How deep a JSON request may nest. V8's `JSON.stringify` overflows the stack at a few thousand levels, and so does
  * any recursive walk (hashing, canonical JSON), which turned deep bodies into 500s; no request of ours needs more
  * than a few levels, and 1000 is a common JSON parser limit.
@@ -17,4 +19,12 @@ export const nestsDeeperThan = (value: unknown, limit: number = maxJsonDepth): b
     }
   }
   return false
+}
+
+/** `value` with `f` applied to every string in it, object keys included (keys that then collide keep the last value). */
+export const mapJsonStrings = (value: unknown, f: (s: string) => string): unknown => {
+  if (typeof value === "string") return f(value)
+  if (Array.isArray(value)) return value.map((v) => mapJsonStrings(v, f))
+  if (value === null || typeof value !== "object") return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [f(k), mapJsonStrings(v, f)]))
 }
