@@ -10,7 +10,7 @@
 import { Config, Context, Duration, Effect, Layer, Queue, Ref, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { duration, intInRange } from "./Config.ts"
-import { mapJsonStrings } from "./JsonDepth.ts"
+import { holdsNul, mapJsonStrings } from "./JsonDepth.ts"
 import { Metrics } from "./Metrics.ts"
 import { Storage } from "./Storage.ts"
 import type { AuditEventInput } from "./StorageApi.ts"
@@ -100,7 +100,7 @@ export class AuditRecorder extends Context.Tag("@kubemend/core/AuditRecorder")<A
  */
 const storable = (event: AuditEventInput): AuditEventInput => {
   try {
-    return JSON.stringify(event).includes("\\u0000") ? (mapJsonStrings(event, (t) => t.replaceAll("\u0000", "\ufffd")) as AuditEventInput) : event
+    return holdsNul(event) ? (mapJsonStrings(event, (t) => t.replaceAll("\u0000", "\ufffd")) as AuditEventInput) : event
   } catch {
     // Too deep to serialise: `send` isolates it.
     return event

@@ -23,6 +23,10 @@ export const bodyLimit = (limitBytes: number) =>
     })
   )
 
+/** The 404 for a request no route takes (method and path named). */
+export const noRoute = (request: HttpServerRequest.HttpServerRequest) =>
+  new NotFound({ resource: "route", id: request.url, detail: `no route for ${request.method} ${request.url}` })
+
 const maxBytesExceeded = (e: HttpServerError.RequestError) =>
   e.cause instanceof Error && e.cause.message.includes("maxBytes exceeded")
 
@@ -35,9 +39,7 @@ const frameworkProblem = (error: unknown, limitBytes: number): Option.Option<Dom
       maxBytesExceeded(error) ? new PayloadTooLarge({ limitBytes }) : new ValidationError({ detail: "the request body is not valid JSON" })
     )
   }
-  if (error._tag === "RouteNotFound") {
-    return Option.some(new NotFound({ resource: "route", id: error.request.url, detail: `no route for ${error.request.method} ${error.request.url}` }))
-  }
+  if (error._tag === "RouteNotFound") return Option.some(noRoute(error.request))
   return Option.none()
 }
 

@@ -28,3 +28,6 @@ export const mapJsonStrings = (value: unknown, f: (s: string) => string): unknow
   if (value === null || typeof value !== "object") return value
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [f(k), mapJsonStrings(v, f)]))
 }
+
+/** Whether a JSON value holds NUL in any string (PostgreSQL text cannot); throws, as `JSON.stringify` does, when it nests too deep. */
+export const holdsNul = (value: unknown): boolean => JSON.stringify(value).includes("\\u0000")

@@ -5,7 +5,8 @@
  */
 import { HttpMiddleware, HttpRouter, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
 import { Cause, Clock, Effect, Layer } from "effect"
-import { InternalError, NotFound } from "@kubemend/core/Errors"
+import { InternalError } from "@kubemend/core/Errors"
+import { noRoute } from "@kubemend/core/HttpProblems"
 import { drainGuard } from "@kubemend/core/Servers"
 import { problemResponse } from "@kubemend/core/Wire"
 import { stripImpersonation } from "./Edge/Chain.ts"
@@ -39,7 +40,7 @@ export const lastAnswers = HttpMiddleware.make((app) =>
   app.pipe(
     Effect.catchAll((e) =>
       isRouteNotFound(e)
-        ? problemResponse(new NotFound({ resource: "route", id: e.request.url, detail: `no route for ${e.request.method} ${e.request.url}` }), e.request.url)
+        ? problemResponse(noRoute(e.request), e.request.url)
         : Effect.fail(e)
     ),
     Effect.catchAllDefect((defect) =>

@@ -4,7 +4,7 @@
  * `dlq.replayInterval` (Effect Clock, so TestClock drives it); replays skip ids already stored.
  */
 import { DeadLetterQueueFull, DependencyUnavailable, ValidationError, type Conflict } from "@kubemend/core/Errors"
-import { maxJsonDepth, nestsDeeperThan } from "@kubemend/core/JsonDepth"
+import { holdsNul, maxJsonDepth, nestsDeeperThan } from "@kubemend/core/JsonDepth"
 import { Metrics } from "@kubemend/core/Metrics"
 import type { AuditEventInput, NotificationAudit } from "@kubemend/core/StorageApi"
 import { Clock, Effect, Option, Redacted, Schedule } from "effect"
@@ -128,7 +128,7 @@ export class AuditWriter extends Effect.Service<AuditWriter>()("@kubemend/storag
             Effect.gen(function* () {
               // Checked here (the repository checks it in its transaction) so the queue never holds a batch that
               // could not be replayed.
-              if (JSON.stringify(events).includes("\\u0000")) {
+              if (holdsNul(events)) {
                 return yield* new ValidationError({ detail: "audit events must not contain NUL (\\u0000) characters" })
               }
               yield* Effect.logWarning("database unreachable; audit events queued").pipe(
@@ -143,7 +143,7 @@ export class AuditWriter extends Effect.Service<AuditWriter>()("@kubemend/storag
 
     /** A notification record as stored: free text well-formed, NUL refused up front (the queue could not replay it). */
     const storableNotification = (n: NotificationAudit) =>
-      JSON.stringify(n).includes("\\u0000")
+      holdsNul(n)
         ? Effect.fail(new ValidationError({ detail: "notification records must not contain NUL (\\u0000) characters" }))
         : Effect.succeed(wellFormedJson(n) as NotificationAudit)
 

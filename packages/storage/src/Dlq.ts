@@ -29,10 +29,10 @@ export interface DlqEntry {
 
 export interface DlqShape {
   /**
-   * Queues `payload` (`count` events) durably. Fails when it would exceed the capacity, or when the queue itself
-   * cannot be reached (the Valkey backend): either way the caller's write is refused, never left waiting.
+   * Queues `payload` (`count` events) durably. Fails `DeadLetterQueueFull` when it would exceed the capacity and
+   * `DependencyUnavailable` when the queue itself cannot be reached (the Valkey backend): either way the caller's
+   * write is refused, never left waiting.
    */
-  /** Fails `DeadLetterQueueFull` past capacity, `DependencyUnavailable` when the queue itself is unreachable. */
   readonly enqueue: (kind: DlqKind, payload: unknown, count: number) => Effect.Effect<void, DeadLetterQueueFull | DependencyUnavailable>
   /**
    * Hands entries, oldest first, to `write`; stops at the first failure (the database is still away) and keeps

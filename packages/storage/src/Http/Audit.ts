@@ -48,8 +48,11 @@ export const resolveFilters = (q: AuditEventsQuery) =>
       q.since === undefined
         ? undefined
         : yield* Option.match(parseGoDuration(q.since), {
-          // A duration reaching back before the year 1 bounds nothing.
-          onSome: (d) => Effect.succeed(now - Duration.toMillis(d) < firstInstant ? undefined : new Date(now - Duration.toMillis(d))),
+          onSome: (d) => {
+            const back = now - Duration.toMillis(d)
+            // A duration reaching back before the year 1 bounds nothing.
+            return Effect.succeed(back < firstInstant ? undefined : new Date(back))
+          },
           onNone: () => instant("since", q.since!)
         })
     const until = q.until === undefined ? undefined : yield* instant("until", q.until)
