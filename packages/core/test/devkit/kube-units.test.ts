@@ -124,8 +124,8 @@ describe("routes", () => {
 })
 
 describe("TLS material", () => {
-  it("makes a CA and a server certificate it signed, valid for the loopback address", () => {
-    const tls = generateTls(["127.0.0.1", "localhost"])
+  it("makes a CA and a server certificate it signed, valid for the loopback address", async () => {
+    const tls = await generateTls(["127.0.0.1", "localhost"])
     const ca = new X509Certificate(tls.caPem)
     const cert = new X509Certificate(tls.certPem)
     expect(ca.ca).toBe(true)

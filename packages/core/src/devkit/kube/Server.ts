@@ -63,7 +63,7 @@ export const start = async (options: DevKubeOptions = {}): Promise<DevKube> => {
     },
     serverAddress: () => address
   })
-  const tls = options.tls ? generateTls([host, "localhost"]) : undefined
+  const tls = options.tls ? await generateTls([host, "localhost"]) : undefined
   const server = tls ? https.createServer({ key: tls.keyPem, cert: tls.certPem }, handler) : http.createServer(handler)
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
