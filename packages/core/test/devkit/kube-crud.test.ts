@@ -206,6 +206,16 @@ describe("patch", () => {
     expect(failed.code).toBe(422)
   })
 
+  it("refuses copy and move without 'from' with 422, as the apiserver does, and changes nothing", async () => {
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "nofrom" }, data: { a: "1" } } })
+    for (const op of ["copy", "move"]) {
+      const refused = await failure(core.patchNamespacedConfigMap({ name: "nofrom", namespace: ns, body: [{ op, path: "/data/b" }] }))
+      expect(refused.code).toBe(422)
+      expect(refused.body.message).toContain(`${op} operation failed to decode from`)
+    }
+    expect((await core.readNamespacedConfigMap({ name: "nofrom", namespace: ns })).data).toEqual({ a: "1" })
+  })
+
   it("server-side apply creates and then merges, and needs a fieldManager", async () => {
     const apply = setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply)
     const body = { apiVersion: `${group}/${version}`, kind: "Kubemend", metadata: { name: "platform" }, spec: { replicas: 1 } }

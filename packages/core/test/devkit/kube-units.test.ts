@@ -49,6 +49,8 @@ describe("JSON patch (RFC 6902)", () => {
     expect(code(() => jsonPatch(doc, [{ op: "remove", path: "/a/b/7" }]))).toBe(422)
     expect(code(() => jsonPatch(doc, [{ op: "test", path: "/a/b/0", value: 2 }]))).toBe(422)
     expect(code(() => jsonPatch(doc, [{ op: "move", from: "/a", path: "/a/b/x" }]))).toBe(422)
+    expect(code(() => jsonPatch(doc, [{ op: "copy", path: "/c" }]))).toBe(422)
+    expect(code(() => jsonPatch(doc, [{ op: "move", path: "/c" }]))).toBe(422)
     expect(code(() => jsonPatch(doc, { op: "add" }))).toBe(400)
     expect(code(() => jsonPatch(doc, [{ op: "frobnicate", path: "/a" }]))).toBe(400)
   })

@@ -103,6 +103,14 @@ const add = (doc: Json, path: string, value: Json, replace: boolean): Json => {
   return doc
 }
 
+/** `from` of a move or copy; without it the apiserver (evanphx/json-patch) fails the patch, never reading "" (the whole document). */
+const fromOf = (op: JsonPatchOp): string => {
+  if (typeof op.from !== "string") {
+    throw unprocessable(`${op.op} operation failed to decode from: operation, missing from field: missing value`)
+  }
+  return op.from
+}
+
 /** RFC 6902 on a copy of `doc`; the whole patch fails when one operation does. */
 export const jsonPatch = (doc: Json, ops: unknown): Json => {
   if (!Array.isArray(ops)) throw badRequest("json patch must be an array of operations")
@@ -127,13 +135,13 @@ export const jsonPatch = (doc: Json, ops: unknown): Json => {
         if (!deepEqual(get(result, raw.path), raw.value)) throw unprocessable(`testing value ${raw.path} failed`)
         break
       case "move": {
-        const from = raw.from ?? ""
+        const from = fromOf(raw)
         if (raw.path.startsWith(`${from}/`)) throw unprocessable(`cannot move "${from}" into its own child`)
         result = add(result, raw.path, remove(result, from), false)
         break
       }
       case "copy":
-        result = add(result, raw.path, get(result, raw.from ?? ""), false)
+        result = add(result, raw.path, get(result, fromOf(raw)), false)
         break
       default:
         throw badRequest(`unknown json patch operation "${raw.op}"`)
