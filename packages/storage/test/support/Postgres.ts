@@ -11,6 +11,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import * as EmbeddedPg from "../../src/EmbeddedPg.ts"
+import { withLock } from "./Lock.ts"
 
 const templateRoot = Path.join(Os.tmpdir(), "kubemend-storage-pg-template")
 const templateDir = Path.join(templateRoot, "postgres")
@@ -21,27 +22,10 @@ const exists = (p: string) =>
     () => false
   )
 
-/** Runs `f` holding a lock directory (another test worker may be initialising the template). */
-const withLock = async <A>(lock: string, f: () => Promise<A>): Promise<A> => {
-  for (let i = 0; ; i++) {
-    try {
-      await Fs.mkdir(lock)
-      break
-    } catch {
-      if (i > 600) throw new Error(`timed out waiting for ${lock}`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
-  }
-  try {
-    return await f()
-  } finally {
-    await Fs.rm(lock, { recursive: true, force: true })
-  }
-}
-
 const ensureTemplate = Effect.promise(() =>
   withLock(`${templateRoot}.lock`, async () => {
-    if (await exists(Path.join(templateDir, "PG_VERSION"))) return
+    // The credentials file is written last: a template whose run was killed during initdb has none and is redone.
+    if (await exists(`${templateDir}.credentials.json`)) return
     await Fs.rm(templateRoot, { recursive: true, force: true })
     await Effect.runPromise(Effect.scoped(EmbeddedPg.start({ dataDir: templateDir, port: 0, persistent: true })))
   })
