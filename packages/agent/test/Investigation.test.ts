@@ -14,22 +14,6 @@ const answer = (parameters: Record<string, unknown>) => ({
   }
 })
 
-const ambiguous: Script = {
-  name: "ambiguous",
-  match: "signal_name: AmbiguousKind",
-  turns: [
-    { toolCalls: [{ name: "cluster_get", arguments: { kind: "Event", name: "some-event" } }] },
-    { toolCalls: [{ name: "cluster_list", arguments: { kind: "Event", api_version: "v1" } }] },
-    { json: { root_cause: "Events show repeated OOM kills", confidence: 0.7, actionable: false } }
-  ]
-}
-
-const stubborn: Script = {
-  name: "stubborn",
-  match: "signal_name: StubbornKind",
-  turns: [{ toolCalls: [{ name: "cluster_list", arguments: { kind: "Event" } }] }]
-}
-
 const params: Script = {
   name: "params",
   match: "signal_name: BadParams",
@@ -61,34 +45,9 @@ const toolMessages = (body: { messages?: ReadonlyArray<{ role: string; content?:
   (body.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content))
 
 layer(
-  AgentTest({ scripts: [ambiguous, stubborn, params, hopeless, injected], seed: cluster(log), config: { ambiguousKindRetries: 2 } }),
+  AgentTest({ scripts: [params, hopeless, injected], seed: cluster(log) }),
   { excludeTestServices: true }
 )("investigation loop", (it) => {
-  it.effect("an ambiguous kind without api_version gets a correction listing the groups, then the retry works", () =>
-    Effect.gen(function* () {
-      const scripted = yield* ScriptedLlm
-      const api = yield* client
-      const { session_id } = yield* api.incident.analyze({ payload: incident("AmbiguousKind") as never })
-      assert.strictEqual((yield* awaitEnd(session_id)).status, "completed")
-      const result = yield* api.incident.sessionResult({ path: { session_id } })
-      assert.strictEqual(result.needs_human_review, false)
-      const second = scripted.requests.filter((r) => r.body?.messages?.[1]?.content?.includes("AmbiguousKind"))[1]
-      const correction = toolMessages(second!.body)[0]!
-      assert.include(correction, "core, events.k8s.io")
-      assert.include(correction, "api_version")
-    }))
-
-  it.effect("omitting api_version again and again escalates to human review", () =>
-    Effect.gen(function* () {
-      const api = yield* client
-      const { session_id } = yield* api.incident.analyze({ payload: incident("StubbornKind") as never })
-      assert.strictEqual((yield* awaitEnd(session_id)).status, "completed")
-      const result = yield* api.incident.sessionResult({ path: { session_id } })
-      assert.strictEqual(result.needs_human_review, true)
-      assert.strictEqual(result.human_review_reason, "rca_incomplete")
-      assert.include(result.root_cause ?? "", "Event")
-    }))
-
   it.effect("workflow parameters failing the schema are sent back and the corrected answer is accepted", () =>
     Effect.gen(function* () {
       const scripted = yield* ScriptedLlm

@@ -24,7 +24,7 @@ import { Storage } from "@kubemend/core/Storage"
 export const namespace = "kubemend-system"
 export const appNs = "shop"
 
-const wf = (id: string, name: string, actionType: string, parameters: ReadonlyArray<Record<string, unknown>>): RemediationWorkflow => ({
+export const wf = (id: string, name: string, actionType: string, parameters: ReadonlyArray<Record<string, unknown>>): RemediationWorkflow => ({
   workflowId: id,
   workflowName: name,
   actionType,
@@ -60,10 +60,11 @@ export const workflows: ReadonlyArray<RemediationWorkflow> = [
 ]
 
 /** The storage service's catalog in memory (core `Storage.layerMemory`, the same matching rules). */
-export const StorageTest = Storage.layerMemory({
-  workflows,
-  actionTypes: [...new Set(workflows.map((w) => w.actionType))].map((name) => ({ name, description: { what: name, whenToUse: "when it helps" } }))
+export const storageWith = (catalog: ReadonlyArray<RemediationWorkflow>) => Storage.layerMemory({
+  workflows: catalog,
+  actionTypes: [...new Set(catalog.map((w) => w.actionType))].map((name) => ({ name, description: { what: name, whenToUse: "when it helps" } }))
 })
+export const StorageTest = storageWith(workflows)
 
 const meta = (name: string, extra: Record<string, unknown> = {}) => ({ name, namespace: appNs, uid: `uid-${name}`, ...extra })
 
@@ -127,6 +128,8 @@ export interface TestOptions {
   readonly scripts: ReadonlyArray<ScriptedLlm.Script>
   readonly config?: Partial<AgentSettings>
   readonly seed?: ReadonlyArray<KubeObject>
+  /** The catalog (default `workflows`). */
+  readonly workflows?: ReadonlyArray<RemediationWorkflow>
 }
 
 /** The devkit's dev API server, seeded, with the agent's K8s layer talking to it over HTTP. */
@@ -137,7 +140,7 @@ const DevKubeCluster = (seed: ReadonlyArray<KubeObject>) =>
 
 const agentOn = <E, R>(cluster: Layer.Layer<R, E>, options: TestOptions) =>
   ServerLive.pipe(
-    Layer.provideMerge(StorageTest),
+    Layer.provideMerge(options.workflows === undefined ? StorageTest : storageWith(options.workflows)),
     Layer.provideMerge(AlignmentLlm.fromMain),
     Layer.provideMerge(ScriptedLlm.layerScripted({ scripts: options.scripts })),
     Layer.provideMerge(cluster),

@@ -60,7 +60,10 @@ export interface ListOptions {
   readonly fieldSelector?: string
 }
 
-/** A namespaced resource addressed by kind; `apiVersion` or `apiGroup` disambiguates kinds served by several groups. */
+/**
+ * A resource addressed by kind; `apiVersion` or `apiGroup` disambiguates kinds served by several groups. For a
+ * cluster-scoped kind (Node, PersistentVolume, ClusterIssuer) `namespace` is ignored.
+ */
 export interface ResourceRef {
   readonly kind: string
   readonly namespace: string
@@ -167,7 +170,7 @@ export interface K8sService {
     options?: ListOptions & { readonly name?: string }
   ) => Stream.Stream<WatchEvent, K8sUnavailable>
 
-  /** Generic read of any namespaced kind through the REST mapper. Secret `.data`/`.stringData` values are redacted. */
+  /** Generic read of any served kind (namespaced or cluster-scoped) through the REST mapper. Secret `.data`/`.stringData` values are redacted. */
   readonly getResource: (
     ref: ResourceRef & { readonly name: string }
   ) => Effect.Effect<KubeObject, K8sNotFound | K8sAmbiguousKind | K8sUnknownKind | K8sUnavailable>

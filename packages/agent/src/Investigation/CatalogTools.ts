@@ -29,7 +29,8 @@ export const signalContext = (request: IncidentRequest, target: TargetRef | unde
     environment: request.environment,
     priority: request.priority,
     remediation_id: request.remediation_id,
-    ...(custom === undefined || custom === null ? {} : { custom_labels: JSON.stringify(custom) })
+    // Always sent, so workflows whose custom labels this signal lacks stay hidden.
+    custom_labels: JSON.stringify(custom ?? {})
   }
 }
 

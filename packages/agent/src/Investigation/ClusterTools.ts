@@ -28,6 +28,13 @@ export const trim = (o: KubeObject): KubeObject => {
   return { ...o, metadata: annotations === undefined ? metadata : { ...metadata, annotations } }
 }
 
+/** The resource the incident names (kind, name, namespace compared as the API server does). */
+export const isIncidentResource = (run: RunState, t: TargetRef) => {
+  const r = run.session.request
+  return t.kind.toLowerCase() === r.resource_kind.toLowerCase() && t.name === r.resource_name &&
+    (t.namespace ?? r.resource_namespace) === r.resource_namespace
+}
+
 export const make = Effect.gen(function* () {
   const k8s = yield* K8s
   const config = yield* AgentConfig
@@ -179,9 +186,14 @@ export const make = Effect.gen(function* () {
         ...(a.api_version === undefined ? {} : { apiVersion: a.api_version })
       }).pipe(
         Effect.map((chain) => {
-          run.ownerChain = chain
-          run.remediationTarget = chain[chain.length - 1]
-          return ok({ owner_chain: chain, remediation_target: run.remediationTarget })
+          const top = chain[chain.length - 1]!
+          // Only the incident's own resource decides the remediation target; a lookup of a neighbour (a database pod
+          // the service calls) must not redirect discovery to the neighbour's workflows.
+          if (isIncidentResource(run, chain[0]!)) {
+            run.ownerChain = chain
+            run.remediationTarget = top
+          }
+          return ok({ owner_chain: chain, remediation_target: top })
         }),
         Effect.catchAll((e) => Effect.succeed(e._tag === "K8sAmbiguousKind" ? ambiguous(run, e) : describe(e, `${a.kind} ${a.name}`)))
       )

@@ -13,7 +13,7 @@ import { type FinalAnswer, parseAnswer, rootCauseOf } from "./Answer.ts"
 import { Catalog } from "./Catalog.ts"
 import { detect } from "./Labels.ts"
 import { Loop } from "./Loop.ts"
-import { parameterSpecs, validateParameters, withDefaults } from "./Params.ts"
+import { parameterSpecs, selectedParameters, validateParameters } from "./Params.ts"
 import { correction, incidentPrompt, systemPrompt } from "./Prompt.ts"
 import { Audit } from "@kubemend/core/Audit"
 import { emit } from "./Report.ts"
@@ -44,6 +44,23 @@ export class Investigator extends Effect.Service<Investigator>()("@kubemend/agen
     const k8s = yield* K8s
     const audit = yield* Audit
 
+    /** The incident resource's top owner, when the run has no remediation target yet. */
+    const ensureTarget = (run: RunState) =>
+      Effect.gen(function* () {
+        if (run.remediationTarget !== undefined) return
+        const r = run.session.request
+        const chain = yield* Effect.option(tools.ownerChain({
+          kind: r.resource_kind,
+          name: r.resource_name,
+          namespace: r.resource_namespace,
+          ...(r.resource_api_version === "" ? {} : { apiVersion: r.resource_api_version })
+        }))
+        if (chain._tag === "Some") {
+          run.ownerChain = chain.value
+          run.remediationTarget = chain.value[chain.value.length - 1]
+        }
+      })
+
     const checkWorkflow = (run: RunState, proposed: ProposedWorkflow) =>
       Effect.gen(function* () {
         const attempt = run.validations.length + 1
@@ -61,7 +78,8 @@ export class Investigator extends Effect.Service<Investigator>()("@kubemend/agen
         }
         const w = found.right
         const specs = parameterSpecs(w.parameters)
-        const parameters = withDefaults(specs, proposed.parameters ?? {})
+        yield* ensureTarget(run)
+        const parameters = selectedParameters(specs, proposed.parameters ?? {}, run.remediationTarget)
         const errors = validateParameters(specs, parameters)
         record(errors)
         if (errors.length > 0) return { _tag: "Invalid", reason: "parameter_validation_failed", errors, retry: true } as Checked
@@ -163,19 +181,7 @@ export class Investigator extends Effect.Service<Investigator>()("@kubemend/agen
     /** Owner resolution (when the model did not do it), detected labels and the verdict. */
     const finalize = (run: RunState, draft: ResponseDraft) =>
       Effect.gen(function* () {
-        const r = run.session.request
-        if (run.remediationTarget === undefined) {
-          const chain = yield* Effect.option(tools.ownerChain({
-            kind: r.resource_kind,
-            name: r.resource_name,
-            namespace: r.resource_namespace,
-            ...(r.resource_api_version === "" ? {} : { apiVersion: r.resource_api_version })
-          }))
-          if (chain._tag === "Some") {
-            run.ownerChain = chain.value
-            run.remediationTarget = chain.value[chain.value.length - 1]
-          }
-        }
+        yield* ensureTarget(run)
         const target = run.remediationTarget
         if (target !== undefined) {
           draft.root_cause_analysis = { ...draft.root_cause_analysis, remediation_target: target }

@@ -71,7 +71,47 @@ const patternError = (spec: ParameterSpec, value: unknown): string | undefined =
   }
 }
 
-/** Every problem with `parameters`; empty when they satisfy the schema. Unknown parameters are errors too. */
+/** The parameters the platform fills from the remediation target; the model may omit them, the schema may declare them. */
+export const injectedPrefix = "TARGET_RESOURCE_"
+
+export interface InjectionTarget {
+  readonly kind: string
+  readonly name: string
+  readonly namespace?: string
+  readonly apiVersion?: string
+}
+
+/**
+ * What the platform injects for a target: `TARGET_RESOURCE_KIND`, `_NAME`, `_NAMESPACE` (namespaced targets) and
+ * `_API_VERSION` (when known).
+ */
+export const injectedParameters = (t: InjectionTarget): Record<string, string> => ({
+  TARGET_RESOURCE_KIND: t.kind,
+  TARGET_RESOURCE_NAME: t.name,
+  ...(t.namespace === undefined || t.namespace === "" ? {} : { TARGET_RESOURCE_NAMESPACE: t.namespace }),
+  ...(t.apiVersion === undefined || t.apiVersion === "" ? {} : { TARGET_RESOURCE_API_VERSION: t.apiVersion })
+})
+
+/**
+ * The selected parameters: what the model chose, plus the platform's values for the `TARGET_RESOURCE_*` names the
+ * workflow declares (over any the model gave for them). Declared defaults are not copied: applying them is the
+ * executor's business.
+ */
+export const selectedParameters = (
+  specs: ReadonlyArray<ParameterSpec>,
+  chosen: Readonly<Record<string, unknown>>,
+  target: InjectionTarget | undefined
+) => {
+  const declared = new Set(specs.map((s) => s.name))
+  const injected = Object.entries(target === undefined ? {} : injectedParameters(target)).filter(([k]) => declared.has(k))
+  return { ...chosen, ...Object.fromEntries(injected) }
+}
+
+/**
+ * Every problem with `parameters`; empty when they satisfy the schema. A required parameter with a declared default
+ * may be left out (the executor applies the default). Unknown parameters are errors, except the platform's
+ * `TARGET_RESOURCE_*`.
+ */
 export const validateParameters = (
   specs: ReadonlyArray<ParameterSpec>,
   parameters: Readonly<Record<string, unknown>>
@@ -92,12 +132,12 @@ export const validateParameters = (
   }
   const known = new Set(specs.map((s) => s.name))
   for (const name of Object.keys(parameters)) {
-    if (!known.has(name)) errors.push(`${name}: is not a parameter of this workflow`)
+    if (!known.has(name) && !name.startsWith(injectedPrefix)) errors.push(`${name}: is not a parameter of this workflow`)
   }
   return errors
 }
 
-/** Declared defaults for parameters the model left out. */
+/** Declared defaults for parameters left out (the interactive flow's prefill; the autonomous result does not copy them). */
 export const withDefaults = (specs: ReadonlyArray<ParameterSpec>, parameters: Readonly<Record<string, unknown>>) => {
   const out: Record<string, unknown> = { ...parameters }
   for (const spec of specs) if (out[spec.name] === undefined && spec.default !== undefined) out[spec.name] = spec.default

@@ -164,7 +164,7 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
         RestMapper.resolveIn(table, ref).pipe(
           Effect.flatMap((m) =>
             run({ verb: "get", plural: m.resource, name: ref.name }, () =>
-              ops.get(`${m.group}/${m.resource}`, m.kind, ref.namespace, ref.name)).pipe(
+              ops.get(`${m.group}/${m.resource}`, m.kind, m.namespaced ? ref.namespace : "", ref.name)).pipe(
                 Effect.map((o) => redactSecret({ ...o, apiVersion: RestMapper.apiVersionOf(m), kind: m.kind })),
                 Effect.mapError(notFoundOr(m.kind, ref.name))
               )
@@ -174,7 +174,7 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
         RestMapper.resolveIn(table, ref).pipe(
           Effect.flatMap((m) =>
             run({ verb: "list", plural: m.resource, name: "" }, () =>
-              ops.list(`${m.group}/${m.resource}`, ref.namespace, ref.labelSelector, ref.fieldSelector)).pipe(
+              ops.list(`${m.group}/${m.resource}`, m.namespaced ? ref.namespace : "", ref.labelSelector, ref.fieldSelector)).pipe(
                 Effect.map((l): KubeList => ({ ...l, items: l.items.map((o) => redactSecret({ ...o, kind: m.kind })) })),
                 Effect.mapError(unavailable)
               )

@@ -1,7 +1,8 @@
 /**
- * Kind -> REST resource. Discovery answers from the server are cached for a TTL; when discovery fails the static table
- * of common kinds stands in. A kind served by several groups needs `apiVersion` or `apiGroup` (`core` or `""` is the
- * core group); without one the caller gets K8sAmbiguousKind naming the groups.
+ * Kind -> REST resource, namespaced or cluster-scoped. Discovery answers from the server are cached for a TTL; when
+ * discovery fails the static table of common kinds stands in. A kind served by several groups takes `apiVersion` or
+ * `apiGroup` (`core` or `""` is the core group); without one the core group wins when it serves the kind (as kubectl
+ * resolves `Event` to core/v1), otherwise the caller gets K8sAmbiguousKind naming the groups.
  */
 import { Duration, Effect, Option, Ref } from "effect"
 import { K8sAmbiguousKind, K8sUnknownKind } from "../K8s.ts"
@@ -41,6 +42,7 @@ export const staticTable = (apiGroup: string): ReadonlyArray<ResourceMapping> =>
     core("ResourceQuota", "resourcequotas"), core("LimitRange", "limitranges"),
     row("", "v1", false)("Namespace", "namespaces"), row("", "v1", false)("Node", "nodes"),
     row("", "v1", false)("PersistentVolume", "persistentvolumes"),
+    row("storage.k8s.io", "v1", false)("StorageClass", "storageclasses"),
     apps("Deployment", "deployments"), apps("ReplicaSet", "replicasets"), apps("StatefulSet", "statefulsets"),
     apps("DaemonSet", "daemonsets"), apps("ControllerRevision", "controllerrevisions"),
     row("batch", "v1", true)("Job", "jobs"), row("batch", "v1", true)("CronJob", "cronjobs"),
@@ -78,7 +80,7 @@ export const resolveIn = (
   query: MappingQuery
 ): Effect.Effect<ResourceMapping, K8sAmbiguousKind | K8sUnknownKind> => {
   const wanted = query.kind.toLowerCase()
-  const named = table.filter((m) => m.namespaced && (m.kind.toLowerCase() === wanted || m.resource === wanted))
+  const named = table.filter((m) => m.kind.toLowerCase() === wanted || m.resource === wanted)
   let candidates: ReadonlyArray<ResourceMapping>
   if (query.apiVersion !== undefined && query.apiVersion !== "") {
     const gv = parseApiVersion(query.apiVersion)
@@ -90,7 +92,8 @@ export const resolveIn = (
     candidates = named.filter((m) => m.preferred)
   }
   const groups = [...new Set(candidates.map((m) => m.group))]
-  if (groups.length > 1) return Effect.fail(new K8sAmbiguousKind({ kind: query.kind, groups: groups.map(groupLabel).sort() }))
+  if (groups.length > 1 && groups.includes("")) candidates = candidates.filter((m) => m.group === "")
+  else if (groups.length > 1) return Effect.fail(new K8sAmbiguousKind({ kind: query.kind, groups: groups.map(groupLabel).sort() }))
   const found = candidates[0]
   return found === undefined ? Effect.fail(new K8sUnknownKind({ kind: query.kind })) : Effect.succeed(found)
 }
@@ -146,5 +149,5 @@ export const make = (options: {
     return { resolve }
   })
 
-/** Core v1 Events, which `listEvents` reads without asking the mapper (the kind alone is ambiguous). */
+/** Core v1 Events, which `listEvents` reads without asking the mapper. */
 export const coreEvent: ResourceMapping = row("", "v1", true)("Event", "events")

@@ -18,7 +18,7 @@ import type {
   SignalContext,
   StructuredDescription
 } from "../StorageApi.ts"
-import { canonicalJson, labelMatches, parseWorkflowContent } from "../StorageApi/WorkflowContent.ts"
+import { canonicalJson, customLabelsMatch, labelMatches, parseCustomLabels, parseWorkflowContent } from "../StorageApi/WorkflowContent.ts"
 
 export interface MemorySeed {
   readonly events?: ReadonlyArray<AuditEvent>
@@ -32,7 +32,8 @@ const matches = (w: RemediationWorkflow, c: SignalContext) =>
   (c.severity === undefined || labelMatches(w.labels, "severity", c.severity)) &&
   (c.component === undefined || labelMatches(w.labels, "component", c.component)) &&
   (c.environment === undefined || labelMatches(w.labels, "environment", c.environment)) &&
-  (c.priority === undefined || labelMatches(w.labels, "priority", c.priority))
+  (c.priority === undefined || labelMatches(w.labels, "priority", c.priority)) &&
+  (c.custom_labels === undefined || customLabelsMatch(w.customLabels, parseCustomLabels(c.custom_labels) ?? {}))
 
 const page = <A>(items: ReadonlyArray<A>, offset = 0, limit = 10) => ({
   items: items.slice(offset, offset + limit),

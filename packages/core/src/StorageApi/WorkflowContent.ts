@@ -123,8 +123,41 @@ export const parseWorkflowContent = (content: string): Either.Either<ParsedWorkf
   })
 }
 
-/** True when the labels accept `value` for `key` (`*` on the workflow side matches anything). */
+/**
+ * True when the labels accept `value` for `key`: compared case-insensitively (a signal from `Production` finds a
+ * workflow labelled `production`), `*` on the workflow side matches anything. A component is the signal's
+ * `group/version/Kind`; a workflow may name it so or by the kind alone (`Deployment`, `deployment`).
+ */
 export const labelMatches = (labels: MandatoryLabels, key: "severity" | "component" | "environment" | "priority", value: string) => {
-  const declared = key === "priority" ? [labels.priority] : labels[key]
-  return declared.includes("*") || declared.includes(value)
+  const declared = (key === "priority" ? [labels.priority] : labels[key]).map((d) => d.toLowerCase())
+  const wanted = value.toLowerCase()
+  const kind = key === "component" ? wanted.slice(wanted.lastIndexOf("/") + 1) : wanted
+  return declared.some((d) => d === "*" || d === wanted || d === kind)
 }
+
+/** The signal's custom labels (`{"constraint":["cost-constrained"]}`), as the discovery query carries them. */
+export const parseCustomLabels = (json: string | undefined): Record<string, ReadonlyArray<string>> | undefined => {
+  if (json === undefined || json === "") return undefined
+  try {
+    const parsed = JSON.parse(json) as unknown
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined
+    return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, (Array.isArray(v) ? v : [v]).map(String)]))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A workflow's custom labels are conditions on the signal: each key it declares must be among the signal's custom
+ * labels with a shared value (case-insensitive; `*` accepts any value or none). Keys only the signal carries do not
+ * exclude a workflow, so generic workflows stay visible to labelled signals.
+ */
+export const customLabelsMatch = (
+  declared: Readonly<Record<string, ReadonlyArray<string> | string>> | undefined,
+  signal: Readonly<Record<string, ReadonlyArray<string>>>
+) =>
+  Object.entries(declared ?? {}).every(([key, raw]) => {
+    const wanted = (typeof raw === "string" ? [raw] : raw).map((v) => v.toLowerCase())
+    const have = (signal[key] ?? []).map((v) => v.toLowerCase())
+    return wanted.includes("*") || wanted.some((v) => have.includes(v))
+  })

@@ -37,7 +37,7 @@ export const clusterCases = (using: Using) => {
       expect(cm.data).toEqual({ mode: "fast" })
     })))
 
-  it.live("REST mapping: an ambiguous kind needs a group; unknown kinds are named", () =>
+  it.live("REST mapping: a kind without a group resolves to the core group; cluster-scoped kinds; unknown kinds are named", () =>
     env(Effect.gen(function* () {
       const k8s = yield* K8s
       const harness = yield* K8sHarness
@@ -45,14 +45,17 @@ export const clusterCases = (using: Using) => {
         { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "apps" }, spec: { replicas: 2 } },
         event("e1", "BackOff", "Pod", "p1")
       ])
-      const ambiguous = yield* Effect.flip(k8s.listResources({ kind: "Event", namespace: "apps" }))
-      expect(ambiguous).toMatchObject({ _tag: "K8sAmbiguousKind", kind: "Event", groups: ["core", "events.k8s.io"] })
+      expect(names((yield* k8s.listResources({ kind: "Event", namespace: "apps" })).items)).toEqual(["e1"])
       expect(names((yield* k8s.listResources({ kind: "Event", apiGroup: "core", namespace: "apps" })).items)).toEqual(["e1"])
       yield* k8s.listResources({ kind: "Event", apiVersion: "events.k8s.io/v1", namespace: "apps" })
       const web = yield* k8s.getResource({ kind: "Deployment", namespace: "apps", name: "web" })
       expect(web).toMatchObject({ apiVersion: "apps/v1", kind: "Deployment", spec: { replicas: 2 } })
       expect((yield* Effect.flip(k8s.getResource({ kind: "Deployment", namespace: "apps", name: "nope" })))._tag)
         .toBe("K8sNotFound")
+      yield* harness.seed([{ apiVersion: "v1", kind: "Node", metadata: { name: "node-a" }, spec: { unschedulable: true } }])
+      const node = yield* k8s.getResource({ kind: "Node", namespace: "apps", name: "node-a" })
+      expect(node).toMatchObject({ apiVersion: "v1", kind: "Node", spec: { unschedulable: true } })
+      expect(names((yield* k8s.listResources({ kind: "Node", namespace: "apps" })).items)).toEqual(["node-a"])
       expect(yield* Effect.flip(k8s.getResource({ kind: "Frobnicator", namespace: "apps", name: "x" })))
         .toMatchObject({ _tag: "K8sUnknownKind", kind: "Frobnicator" })
     })))

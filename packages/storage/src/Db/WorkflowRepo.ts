@@ -7,7 +7,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { ContentIntegrityViolation, NotFound, ValidationError } from "@kubemend/core/Errors"
 import type { CreateWorkflowRequest, ParsedWorkflow, RemediationWorkflow, SignalContext, WorkflowListQuery, WorkflowStatus } from "@kubemend/core/StorageApi"
-import { parseWorkflowContent } from "@kubemend/core/StorageApi"
+import { parseCustomLabels, parseWorkflowContent } from "@kubemend/core/StorageApi"
 import { Effect, Either } from "effect"
 import { orUnavailable } from "./Errors.ts"
 import { Where } from "./Where.ts"
@@ -61,12 +61,38 @@ export const toWorkflow = (r: WorkflowRow): RemediationWorkflow => {
 }
 
 /** Adds the signal-context label filters: every given value must be declared by the workflow (or `*`). */
-export const matchContext = (where: Where, ctx: Pick<SignalContext, "severity" | "component" | "environment" | "priority">) =>
-  where
-    .add(`jsonb_exists_any(parsed->'labels'->'severity', ARRAY[?, '*'])`, ctx.severity)
-    .add(`jsonb_exists_any(parsed->'labels'->'component', ARRAY[?, '*'])`, ctx.component)
-    .add(`jsonb_exists_any(parsed->'labels'->'environment', ARRAY[?, '*'])`, ctx.environment)
-    .add(`parsed->'labels'->>'priority' IN (?, '*')`, ctx.priority)
+/** One mandatory label (a list in the record) accepts the value: case-insensitive, `*` matches anything. */
+const listLabel = (key: string, extra = "") =>
+  `EXISTS (SELECT 1 FROM jsonb_array_elements_text(CASE jsonb_typeof(parsed->'labels'->'${key}') WHEN 'array' ` +
+  `THEN parsed->'labels'->'${key}' ELSE jsonb_build_array(parsed->'labels'->'${key}') END) d ` +
+  `WHERE lower(d) IN (lower(?), '*'${extra}))`
+
+/** Every custom label key the workflow declares is among the signal's with a shared value (see core customLabelsMatch). */
+const customLabels = `NOT EXISTS (SELECT 1 FROM jsonb_each(coalesce(parsed->'customLabels', '{}'::jsonb)) c
+  WHERE NOT EXISTS (
+    SELECT 1 FROM jsonb_array_elements_text(CASE jsonb_typeof(c.value) WHEN 'array' THEN c.value ELSE jsonb_build_array(c.value) END) d
+    WHERE d = '*' OR lower(d) IN (
+      SELECT lower(s) FROM jsonb_array_elements_text(CASE jsonb_typeof(?::jsonb -> c.key) WHEN 'array' THEN ?::jsonb -> c.key
+        WHEN 'string' THEN jsonb_build_array(?::jsonb -> c.key) ELSE '[]'::jsonb END) s)))`
+
+/**
+ * The discovery filters as the core `labelMatches` / `customLabelsMatch` define them; a component matches by its
+ * `group/version/Kind` or by the kind alone.
+ */
+export const matchContext = (
+  where: Where,
+  ctx: Pick<SignalContext, "severity" | "component" | "environment" | "priority" | "custom_labels">
+) => {
+  // Without custom labels in the query (an operator's listing) the custom-label condition is left out.
+  const custom = ctx.custom_labels === undefined ? undefined : JSON.stringify(parseCustomLabels(ctx.custom_labels) ?? {})
+  const kind = ctx.component?.slice(ctx.component.lastIndexOf("/") + 1)
+  return where
+    .add(listLabel("severity"), ctx.severity)
+    .add(listLabel("component", ", lower(?)"), ctx.component, kind)
+    .add(listLabel("environment"), ctx.environment)
+    .add(listLabel("priority"), ctx.priority)
+    .add(customLabels, custom, custom, custom)
+}
 
 export type RegisterOutcome = { readonly _tag: "Created" | "Unchanged"; readonly workflow: RemediationWorkflow }
 

@@ -95,7 +95,24 @@ const builtins: ReadonlyArray<ResourceType> = [
   make("authorization.k8s.io", "v1", {
     plural: "localsubjectaccessreviews", kind: "LocalSubjectAccessReview", verbs: ["create"]
   }),
-  make("authentication.k8s.io", "v1", { plural: "tokenreviews", kind: "TokenReview", namespaced: false, verbs: ["create"] })
+  make("authentication.k8s.io", "v1", { plural: "tokenreviews", kind: "TokenReview", namespaced: false, verbs: ["create"] }),
+  // What an SRE looks at in an incident (nodes, storage, quotas, autoscaling, disruption budgets) and the usage
+  // metrics-server answers (seeded like any object here).
+  make("", "v1", { plural: "nodes", kind: "Node", namespaced: false, shortNames: ["no"], status: true, fields: ["spec.unschedulable"] }),
+  make("", "v1", { plural: "persistentvolumes", kind: "PersistentVolume", namespaced: false, shortNames: ["pv"], status: true }),
+  make("", "v1", { plural: "persistentvolumeclaims", kind: "PersistentVolumeClaim", shortNames: ["pvc"], status: true }),
+  make("", "v1", { plural: "resourcequotas", kind: "ResourceQuota", shortNames: ["quota"], status: true }),
+  make("", "v1", { plural: "limitranges", kind: "LimitRange", shortNames: ["limits"] }),
+  make("", "v1", { plural: "endpoints", kind: "Endpoints", shortNames: ["ep"] }),
+  make("apps", "v1", { plural: "replicasets", kind: "ReplicaSet", shortNames: ["rs"], status: true }),
+  make("apps", "v1", { plural: "statefulsets", kind: "StatefulSet", shortNames: ["sts"], status: true }),
+  make("apps", "v1", { plural: "daemonsets", kind: "DaemonSet", shortNames: ["ds"], status: true }),
+  make("storage.k8s.io", "v1", { plural: "storageclasses", kind: "StorageClass", namespaced: false, shortNames: ["sc"] }),
+  make("autoscaling", "v2", { plural: "horizontalpodautoscalers", kind: "HorizontalPodAutoscaler", shortNames: ["hpa"], status: true }),
+  make("policy", "v1", { plural: "poddisruptionbudgets", kind: "PodDisruptionBudget", shortNames: ["pdb"], status: true }),
+  make("networking.k8s.io", "v1", { plural: "ingresses", kind: "Ingress", shortNames: ["ing"], status: true }),
+  make("metrics.k8s.io", "v1beta1", { plural: "pods", kind: "PodMetrics", verbs: ["get", "list"] }),
+  make("metrics.k8s.io", "v1beta1", { plural: "nodes", kind: "NodeMetrics", namespaced: false, verbs: ["get", "list"] })
 ]
 
 /** The platform's CRs (version v1alpha1) in the configured API group. */
