@@ -28,14 +28,28 @@ export interface ActingUser {
 }
 
 export interface AgentLink {
-  /** Calls an agent tool (unprefixed name, e.g. `investigate`) as `acting`; answers its JSON result. */
-  readonly call: (tool: string, args: Record<string, unknown>, acting: ActingUser) => Effect.Effect<unknown, ToolError>
+  /**
+   * Calls an agent tool (unprefixed name, e.g. `investigate`) as `acting`; answers its JSON result. `timeout` is the
+   * calling tool's own deadline (default `tools.timeout`); running out of it is a timeout, not an outage.
+   */
+  readonly call: (
+    tool: string,
+    args: Record<string, unknown>,
+    acting: ActingUser,
+    timeout?: Duration.Duration
+  ) => Effect.Effect<unknown, ToolError>
 }
 
 /** A fault of the link itself (unreachable, 5xx, broken stream): counts against the breaker. */
 class AgentDown {
   readonly _tag = "AgentDown"
   constructor(readonly message: string) {}
+}
+
+/** A slow answer (an LLM turn can take minutes): the caller's deadline passed, the agent is not down. */
+class AgentSlow {
+  readonly _tag = "AgentSlow"
+  constructor(readonly after: Duration.Duration) {}
 }
 
 const textOf = (result: { content?: ReadonlyArray<{ type: string; text?: string }> }) =>
@@ -94,7 +108,7 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
             await c?.client.close().catch(() => undefined)
           }))
 
-        const invoke = (url: URL, name: string, args: Record<string, unknown>) =>
+        const invoke = (url: URL, name: string, args: Record<string, unknown>, timeout: Duration.Duration) =>
           Effect.tryPromise({
             try: async (signal) => {
               const { client } = await connect(url)
@@ -105,12 +119,9 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
             },
             catch: (e) => e
           }).pipe(
-            Effect.timeoutFail({
-              duration: config.toolTimeout,
-              onTimeout: () => new AgentDown("the agent did not answer in time")
-            }),
+            Effect.timeoutFail({ duration: timeout, onTimeout: () => new AgentSlow(timeout) }),
             Effect.mapError((e) => {
-              if (e instanceof AgentDown) return e
+              if (e instanceof AgentSlow) return e
               // A JSON-RPC error is the agent's answer; anything else (network, HTTP status) is an outage.
               if (e instanceof McpError && e.code !== -32000 && e.code !== -32001) return toolErrorOf(e.message)
               connection = undefined
@@ -118,7 +129,7 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
             })
           )
 
-        const call: AgentLink["call"] = (tool, args, acting) =>
+        const call: AgentLink["call"] = (tool, args, acting, timeout = config.toolTimeout) =>
           Option.match(endpoint, {
             onNone: () => Effect.fail(new ToolError({ message: "the investigation agent is not configured", code: "agent_unavailable" })),
             onSome: (url) =>
@@ -136,13 +147,19 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
                     ...args,
                     acting_user: acting.user,
                     acting_user_groups: acting.groups
-                  }),
+                  }, timeout),
                   (e) => e instanceof AgentDown
                 )
                 const text = textOf(result as { content?: ReadonlyArray<{ type: string; text?: string }> })
                 if ((result as { isError?: boolean }).isError === true) return yield* toolErrorOf(text)
                 return (result as { structuredContent?: unknown }).structuredContent ?? parse(text)
               }).pipe(
+                Effect.catchIf((e): e is AgentSlow => e instanceof AgentSlow, (e) =>
+                  Effect.fail(new ToolError({
+                    message: `the investigation agent did not answer within ${Duration.format(e.after)}`,
+                    kind: "timeout",
+                    code: "timeout"
+                  }))),
                 Effect.catchIf(
                   (e): e is AgentDown | DependencyUnavailable => e instanceof AgentDown || e instanceof DependencyUnavailable,
                   (e) =>

@@ -42,7 +42,10 @@ export interface InvestigatingAgent {
   readonly close: () => Promise<void>
 }
 
-/** An agent MCP server whose investigations report `active` for `pollsUntilDone` status calls, then `completed`. */
+/**
+ * An agent MCP server whose investigations behave like the real agent's: the session stays `active`, its
+ * `analysis` reads `running` for `pollsUntilDone` `follow`/`status` calls, then `answered` with the RCA summary.
+ */
 export const investigatingAgent = (pollsUntilDone: number) =>
   Effect.acquireRelease(
     Effect.promise(async (): Promise<InvestigatingAgent> => {
@@ -51,13 +54,13 @@ export const investigatingAgent = (pollsUntilDone: number) =>
       const transports = new Map<string, StreamableHTTPServerTransport>()
       const answer = (args: Record<string, unknown>) => {
         const rr = String(args.rr_id ?? "")
-        if (args.action === "start") return { session_id: `ka-${rr}`, status: "active", summary: "started" }
-        if (args.action === "status") {
+        if (args.action === "start") return { session_id: `ka-${rr}`, status: "active", analysis: "running", message: "investigation started; the opening analysis continues" }
+        if (args.action === "status" || args.action === "follow") {
           const n = (polls.get(rr) ?? 0) + 1
           polls.set(rr, n)
           return n < pollsUntilDone
-            ? { session_id: `ka-${rr}`, status: "active" }
-            : { session_id: `ka-${rr}`, status: "completed", summary: `RCA for ${rr}: the memory limit is too low` }
+            ? { session_id: `ka-${rr}`, status: "active", analysis: "running" }
+            : { session_id: `ka-${rr}`, status: "active", analysis: "answered", summary: `RCA for ${rr}: the memory limit is too low` }
         }
         return { session_id: `ka-${rr}`, status: "active" }
       }

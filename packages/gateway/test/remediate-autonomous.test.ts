@@ -4,19 +4,11 @@
  * `svc_investigate` action `start_autonomous` as the caller, and the agent runs an autonomous investigation of that
  * RR for that user without taking a lease. A terminal RR is refused by the gateway before the agent is asked.
  */
-import { HttpServer } from "@effect/platform"
-import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option } from "effect"
-import { Audit } from "@kubemend/core/Audit"
-import { type Script, ScriptedLlm, layerScripted } from "@kubemend/core/devkit/ScriptedLlm"
-import * as K8sLive from "@kubemend/core/K8s/Live"
-import { ServerConfig } from "@kubemend/core/Servers"
-import { Storage } from "@kubemend/core/Storage"
-import { MetricsLive, ServerLive } from "@kubemend/agent/Agent"
-import { AgentConfig } from "@kubemend/agent/AgentConfig"
-import { AlignmentLlm } from "@kubemend/agent/Investigation/Alignment"
+import { Duration, Effect, Option } from "effect"
+import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
 import { Infra, InfraLive, namespace, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
+import { startRealAgent } from "./support/RealAgent.ts"
 
 const agentScript: Script = {
   name: "autonomous",
@@ -35,25 +27,7 @@ const gatewayScripts: ReadonlyArray<Script> = [
   ] }
 ]
 
-/** The investigation agent serving on loopback against the dev API server of the test. */
-const startAgent = Effect.gen(function* () {
-  const { kube } = yield* Infra
-  const agent = ServerLive.pipe(
-    Layer.provideMerge(Storage.layerMemory()),
-    Layer.provideMerge(AlignmentLlm.fromMain),
-    Layer.provideMerge(layerScripted({ scripts: [agentScript] })),
-    Layer.provideMerge(K8sLive.layer({ namespace, kubeconfig: kube.kubeConfig() })),
-    Layer.provideMerge(Audit.layerRecording),
-    Layer.provideMerge(AgentConfig.layer({ interactive: { ...AgentConfig.defaults.interactive, enabled: true } })),
-    Layer.provideMerge(ServerConfig.layer({ drainTimeout: Duration.seconds(1) })),
-    Layer.provideMerge(MetricsLive),
-    Layer.provideMerge(NodeHttpClient.layerUndici),
-    Layer.provideMerge(NodeContext.layer)
-  )
-  const ctx = yield* Layer.build(agent).pipe(Effect.orDie)
-  const address = Context.get(ctx, HttpServer.HttpServer).address
-  return { url: `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`, llm: Context.get(ctx, ScriptedLlm) }
-})
+const startAgent = startRealAgent({ scripts: [agentScript] })
 
 /** One A2A 0.3 `message/send`; answers the task. */
 const send = (gw: TestGateway, bearer: string, text: string) =>

@@ -5,7 +5,7 @@
  * `InteractiveCancelled`; complete needs a selected workflow and hands the result to the analysis controller
  * through the session.
  */
-import { Cause, Clock, Effect, Exit, Fiber, Option, Ref, type Scope } from "effect"
+import { Cause, Clock, Effect, Exit, Fiber, Option, Ref, type Scope, Stream, SubscriptionRef } from "effect"
 import { K8s } from "@kubemend/core/K8s"
 import { message } from "@kubemend/core/Llm"
 import { AgentConfig } from "../AgentConfig.ts"
@@ -20,7 +20,7 @@ import { isTerminal } from "../Sessions/Session.ts"
 import type { Caller } from "./Callers.ts"
 import { SessionLeases } from "./Leases.ts"
 import { Registry } from "./Registry.ts"
-import { closingResponse, type InteractiveSession, markAnalysisCancelled, requestFor, sessionActive, view } from "./State.ts"
+import { type Analysis, closingResponse, type InteractiveSession, markAnalysisCancelled, requestFor, sessionActive, view } from "./State.ts"
 import * as Workflows from "./Workflows.ts"
 import { ToolError } from "./Workflows.ts"
 
@@ -54,11 +54,13 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
         Effect.gen(function* () {
           if (st.generation !== generation) return { _tag: "Abandoned" } as Reply
           if (input !== undefined) st.run.messages.push(message.user(input))
+          yield* SubscriptionRef.set(st.analysis, "running")
           const fiber = yield* sessions.fork(st.session, loop.untilAnswer(st.run, st.run.turns + config.maxTurns))
           const exit = yield* Fiber.await(fiber)
           if (st.generation !== generation || Exit.isInterrupted(exit)) return { _tag: "Abandoned" } as Reply
           if (Exit.isFailure(exit)) {
             const reason = Option.match(Cause.failureOption(exit.cause), { onNone: () => "internal error", onSome: (e) => e.reason })
+            yield* SubscriptionRef.set(st.analysis, "failed")
             return { _tag: "Failed", reason } as Reply
           }
           const outcome = exit.value
@@ -66,6 +68,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
           // An escalation inside a conversation is told to the user; the conversation goes on.
           st.run.escalation = undefined
           st.lastReply = text
+          yield* SubscriptionRef.set(st.analysis, "answered")
           return { _tag: "Reply", text } as Reply
         })
       )
@@ -114,7 +117,9 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
           rrExists: Option.isSome(object),
           discovered: new Map(),
           selection: undefined,
-          lastReply: undefined
+          lastReply: undefined,
+          // Running from here: a follower that asks before the opening turn took the lock still waits for it.
+          analysis: yield* SubscriptionRef.make<Analysis>("running")
         }
         yield* registry.put(st)
         yield* keepAlive(st)
@@ -125,7 +130,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
 
     /** The call's answer: the opening analysis when it ends within `startWait`, else that it goes on. */
     const answerStart = (st: InteractiveSession, opening: Fiber.Fiber<Reply>, message: string) =>
-      Effect.map(Effect.timeoutOption(Fiber.join(opening), config.interactive.startWait), (r) =>
+      Effect.flatMap(Effect.timeoutOption(Fiber.join(opening), config.interactive.startWait), (r) =>
         Option.match(r, {
           onNone: () => view(st, "active", { message: `${message}; the opening analysis continues` }),
           onSome: (r: Reply) =>
@@ -139,6 +144,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
       Effect.gen(function* () {
         st.generation++
         st.connected = false
+        yield* SubscriptionRef.update(st.analysis, (a) => (a === "running" ? "stopped" : a))
         yield* sessions.interrupt(st.session)
         yield* leases.stop(st.rr)
       })
@@ -157,7 +163,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
       if (current !== undefined && !(yield* ended(current)) && current.holder === who.user) {
         yield* touch(current)
         if (!current.connected) yield* keepAlive(current)
-        return view(current, "active", { message: "already started; the investigation continues" })
+        return yield* view(current, "active", { message: "already started; the investigation continues" })
       }
       // Anyone else's earlier session here has lapsed (we got its lease): it is abandoned, not completed.
       if (current !== undefined) yield* abandon(current)
@@ -172,7 +178,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
       if (current !== undefined && !(yield* ended(current)) && current.holder === who.user) {
         yield* touch(current)
         if (!current.connected) yield* keepAlive(current)
-        return view(current, "active", { message: "you already hold this session" })
+        return yield* view(current, "active", { message: "you already hold this session" })
       }
       if (current !== undefined) yield* abandon(current)
       const { st, opening } = yield* open(rr, who, current)
@@ -198,7 +204,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
 
     const reply = (st: InteractiveSession, r: Reply) =>
       r._tag === "Reply"
-        ? Effect.succeed(view(st, "active", { message: r.text }))
+        ? view(st, "active", { message: r.text })
         : Effect.fail(new ToolError({ message: r._tag === "Abandoned" ? "this investigation was taken over or stopped" : r.reason }))
 
     const send = Effect.fn("Investigations.message")(function* (rr: string, who: Caller, text: string) {
@@ -211,10 +217,28 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
       if (st === undefined) return { rr_id: rr, status: "disconnected", message: "no interactive session on this agent" }
       const s = yield* Ref.get(st.session.state)
       const value = s.status === "completed" ? "completed" : !isTerminal(s) && st.connected ? "active" : "disconnected"
-      return view(st, value, {
+      return yield* view(st, value, {
         session_status: s.status,
         ...(st.selection === undefined ? {} : { selected_workflow_id: st.selection.workflow["workflow_id"] })
       })
+    })
+
+    /**
+     * Acts on nothing: waits until the RR's current turn has its answer (or failed, or was stopped), then answers
+     * the status. The MCP route forwards the session's events while a call on the RR is open, so this is how a
+     * caller keeps receiving them after the call that started the turn answered. Bounded by the investigation
+     * timeout, as the turn is.
+     */
+    const follow = Effect.fn("Investigations.follow")(function* (rr: string) {
+      const st = registry.get(rr)
+      if (st !== undefined) {
+        yield* st.analysis.changes.pipe(
+          Stream.takeUntil((a) => a !== "running"),
+          Stream.runDrain,
+          Effect.timeoutOption(config.investigationTimeout)
+        )
+      }
+      return yield* status(rr)
     })
 
     const reconnect = Effect.fn("Investigations.reconnect")(function* (rr: string, who: Caller) {
@@ -225,7 +249,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
       if (st.holder !== who.user) return yield* start(rr, who)
       yield* touch(st)
       if (!st.connected) yield* keepAlive(st)
-      return view(st, "active", { message: "reconnected" })
+      return yield* view(st, "active", { message: "reconnected" })
     })
 
     /** Ends the session for good: its turn stops, the lease is freed. */
@@ -249,7 +273,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
     const cancel = Effect.fn("Investigations.cancel")(function* (rr: string, who: Caller) {
       const st = yield* held(rr, who)
       yield* cancelHeld(st, who.user)
-      return view(st, "cancelled", { message: "investigation cancelled; the lease is released" })
+      return yield* view(st, "cancelled", { message: "investigation cancelled; the lease is released" })
     })
 
     /**
@@ -270,7 +294,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
         yield* sessions.finish(st.session, { status: "completed", result: response })
         yield* investigator.report(st.run, Exit.succeed(response))
         yield* record(st, "session.completed", status, who.user, { outcome: response.investigation_outcome })
-        return view(st, status, { message: `investigation ${status.replace(/_/g, " ")}` })
+        return yield* view(st, status, { message: `investigation ${status.replace(/_/g, " ")}` })
       })
 
     const complete = Effect.fn("Investigations.complete")(function* (rr: string, who: Caller) {
@@ -310,7 +334,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
       if (chosen.created) yield* record(st, "rr.created", "created", who.user, { rr_name: rr, target_kind: chosen.target.kind, target_name: chosen.target.name })
       yield* record(st, "workflow.selected", "selected", who.user, { workflow_id: input.workflowId })
       return {
-        ...view(st, "selected"),
+        ...(yield* view(st, "selected")),
         workflow_id: input.workflowId,
         rr_created: chosen.created,
         remediation_target: chosen.target,
@@ -319,6 +343,6 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
       }
     })
 
-    return { start, takeover, send, status, reconnect, cancel, cancelSession, complete, completeNoAction, discover, select } as const
+    return { start, takeover, send, status, follow, reconnect, cancel, cancelSession, complete, completeNoAction, discover, select } as const
   })
 }) {}

@@ -2,7 +2,7 @@
  * One interactive investigation as this agent holds it: the agent session behind it, the conversation of the
  * current holder, the lease holder, what discovery returned and what was selected. Keyed by RR name.
  */
-import { Effect, Option, Ref, Schema } from "effect"
+import { Effect, Option, Ref, Schema, type SubscriptionRef } from "effect"
 import type { K8sService, KubeObject } from "@kubemend/core/K8s"
 import type { IncidentRequest, IncidentResponse } from "@kubemend/core/domain/Incident"
 import { RemediationRequestSpec } from "@kubemend/core/domain/RemediationRequest"
@@ -46,7 +46,15 @@ export interface InteractiveSession {
   readonly discovered: Map<string, DiscoveredWorkflow>
   selection: Selection | undefined
   lastReply: string | undefined
+  /**
+   * Where the holder's conversation stands: a turn `running` (the opening analysis from the start on), its answer
+   * in (`answered`, the summary is `lastReply`), it `failed`, or it was `stopped` (takeover, cancel, complete). An interactive session stays `active` after an
+   * answer (the user goes on talking or completes it), so this, not the status, says the RCA is there.
+   */
+  readonly analysis: SubscriptionRef.SubscriptionRef<Analysis>
 }
+
+export type Analysis = "running" | "answered" | "failed" | "stopped"
 
 const decodeSpec = Schema.decodeUnknownOption(RemediationRequestSpec)
 
@@ -118,14 +126,16 @@ export const closingResponse = (
 }
 
 /** What the tools answer about a session. */
-export const view = (st: InteractiveSession, status: string, extra: Record<string, unknown> = {}) => ({
-  session_id: st.session.id,
-  rr_id: st.rr,
-  status,
-  holder: st.holder,
-  ...(st.lastReply === undefined ? {} : { summary: st.lastReply }),
-  ...extra
-})
+export const view = (st: InteractiveSession, status: string, extra: Record<string, unknown> = {}) =>
+  Effect.map(Ref.get(st.analysis), (analysis) => ({
+    session_id: st.session.id,
+    rr_id: st.rr,
+    status,
+    holder: st.holder,
+    analysis,
+    ...(st.lastReply === undefined ? {} : { summary: st.lastReply }),
+    ...extra
+  }))
 
 /** Another user drives the session: a structured answer, not an error. */
 export const sessionActive = (rr: string, holder: string) => ({

@@ -24,7 +24,8 @@ export const Actions = [
   "status",
   "reconnect",
   "discover_workflows",
-  "start_autonomous"
+  "start_autonomous",
+  "follow"
 ] as const
 
 export const InvestigateInput = Schema.Struct({
@@ -70,7 +71,8 @@ export const toolSpecs = (prefix: string): ReadonlyArray<ToolSpec> => [
   {
     name: `${prefix}_investigate`,
     description: "Investigate a remediation request interactively. Actions: start, takeover, message (needs message), " +
-      "complete, cancel, status, reconnect, discover_workflows; start_autonomous starts an autonomous investigation " +
+      "complete, cancel, status, reconnect, discover_workflows; follow waits (acting on nothing) until the current turn " +
+      "answered, streaming its events, then answers the status (an answered turn reads analysis: answered); start_autonomous starts an autonomous investigation " +
       "of an existing remediation request instead (no session is held; poll its session_id).",
     inputSchema: inputSchema(InvestigateInput)
   },
@@ -117,6 +119,7 @@ export const dispatch = (investigations: Investigations, autonomous: Autonomous,
         return Effect.gen(function* () {
           const a = yield* decode(InvestigateInput, raw)
           if (a.action === "status") return yield* investigations.status(a.rr_id)
+          if (a.action === "follow") return yield* investigations.follow(a.rr_id)
           const who = yield* actingCaller(caller, a)
           switch (a.action) {
             case "start":

@@ -1,8 +1,11 @@
 /**
  * `svc_investigate` in A2A mode (document 1, behaviour rule 4): the bridge's tool starts the investigation, then
- * the call blocks until the agent reports it finished and answers with the RCA summary. The agent's live events
- * reach the task through the link's notifications (`investigation` events); the wait is bounded by
- * `investigationTimeout`. Audited as `ka.delegated`, `ka.result_received` and `session.completed`.
+ * the call blocks until the investigation produced its result and answers with the RCA summary. The agent keeps an
+ * interactive session `active` after its analysis answered (the user may go on: message, discover, select,
+ * complete), so "finished" is the agent's `analysis` reading `answered` (or `failed`/`stopped`), or the session
+ * ending. The wait is the agent's `follow` action, which also carries the live events to the task through the
+ * link's notifications (`investigation` events); bounded by `investigationTimeout`. Audited as `ka.delegated`,
+ * `ka.result_received` and `session.completed` (the investigation's, not the interactive session's, completion).
  */
 import { Clock, Duration, Effect, Schedule } from "effect"
 import { K8s } from "@kubemend/core/K8s"
@@ -13,6 +16,19 @@ import { A2aConfig } from "./Config.ts"
 
 /** Agent session states after which nothing more happens. */
 const finished = new Set(["completed", "failed", "cancelled", "canceled", "completed_no_action", "escalated", "disconnected", "error", "timeout"])
+
+/** The investigation produced its result: the session ended, or its analysis is no longer running. */
+const settled = (r: Record<string, unknown>) => {
+  const analysis = str(r.analysis)
+  return finished.has((str(r.status) ?? "").toLowerCase()) || (analysis !== undefined && analysis !== "running")
+}
+
+/** What the A2A caller is told: `completed` with the RCA, else why there is none. */
+const outcomeOf = (r: Record<string, unknown>) => {
+  const status = (str(r.status) ?? "completed").toLowerCase()
+  const analysis = str(r.analysis)
+  return status === "active" ? (analysis === "answered" ? "completed" : analysis === "failed" ? "failed" : "cancelled") : status
+}
 
 const summaryOf = (r: Record<string, unknown>): string | undefined =>
   str(r.summary) ?? str(record(r.root_cause_analysis).summary) ?? str(record(r.rca).summary) ?? str(r.root_cause) ?? str(r.message)
@@ -40,9 +56,10 @@ export const blockingInvestigate = (bridge: ToolDef) =>
 
     const waitFor = (rrId: string, ctx: ToolContext) => {
       const acting = { user: ctx.caller.principal.user, groups: ctx.caller.principal.groups, token: ctx.caller.token }
-      const poll = ctx.agent.call("investigate", { rr_id: rrId, action: "status" }, acting).pipe(
+      // `follow` answers when the analysis settles (or at the agent's own bound); the spacing only paces retries.
+      const poll = ctx.agent.call("investigate", { rr_id: rrId, action: "follow" }, acting, config.investigationTimeout).pipe(
         Effect.map(record),
-        Effect.flatMap((r) => (finished.has((str(r.status) ?? "").toLowerCase()) ? Effect.succeed(r) : Effect.fail(new StillRunning())))
+        Effect.flatMap((r) => (settled(r) ? Effect.succeed(r) : Effect.fail(new StillRunning())))
       )
       return poll.pipe(
         Effect.retry({ while: (e) => e instanceof StillRunning, schedule: Schedule.spaced(config.investigationPollInterval) }),
@@ -63,14 +80,15 @@ export const blockingInvestigate = (bridge: ToolDef) =>
         const started = record(yield* bridge.run(input, ctx))
         const rrId = str(started.rr_id)
         if (rrId === undefined || started.status === "session_active") return started
+        if (str(started.analysis) === undefined) started.analysis = "running"
         const sessionId = str(started.session_id) ?? ""
         const begin = yield* Clock.currentTimeMillis
         const base = { userId: ctx.caller.principal.user, clientIp: ctx.caller.clientIp, correlationId: rrId }
         yield* audit.emit({ ...base, type: "ka.delegated", outcome: "success", data: { session_id: sessionId, rr_id: rrId, a2a_context_id: ctx.sessionId ?? "" } })
-        const result = yield* waitFor(rrId, ctx).pipe(Effect.tapError((e) =>
+        const result = settled(started) ? started : yield* waitFor(rrId, ctx).pipe(Effect.tapError((e) =>
           audit.emit({ ...base, type: "ka.result_received", outcome: "failure", data: { session_id: sessionId, rr_id: rrId, error: e.message } })
         ))
-        const status = (str(result.status) ?? "completed").toLowerCase()
+        const status = outcomeOf(result)
         const summary = summaryOf(result) ?? (yield* rcaOf(rrId)) ?? ""
         const durationMs = (yield* Clock.currentTimeMillis) - begin
         yield* audit.emit({ ...base, type: "ka.result_received", outcome: "success", data: { session_id: sessionId, rr_id: rrId, status } })
@@ -78,7 +96,14 @@ export const blockingInvestigate = (bridge: ToolDef) =>
           ...base, type: "session.completed", outcome: status === "completed" ? "success" : "failure", durationMs,
           data: { session_id: sessionId, rr_id: rrId, terminal_phase: status, duration_ms: durationMs, join_mode: "a2a", user_identity: ctx.caller.principal.user }
         })
-        return { session_id: str(result.session_id) ?? sessionId, status, summary, rr_id: rrId }
+        return {
+          session_id: str(result.session_id) ?? sessionId,
+          status,
+          summary,
+          rr_id: rrId,
+          // Still `active` after an answered analysis: the user can select a workflow and complete, or cancel.
+          session_status: str(result.status) ?? status
+        }
       })
 
     return {

@@ -1,0 +1,53 @@
+/**
+ * The real investigation agent (its HTTP server from `@kubemend/agent`: REST contract and interactive MCP) serving
+ * on loopback against the test's dev API server, with its own scripted model. Tests that need the agent's real
+ * session semantics (an interactive session stays `active` after its analysis answered; leases; follow) use this
+ * instead of a fake.
+ */
+import { HttpServer } from "@effect/platform"
+import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import { Context, Duration, Effect, Layer } from "effect"
+import { Audit } from "@kubemend/core/Audit"
+import { type Script, ScriptedLlm, layerScripted } from "@kubemend/core/devkit/ScriptedLlm"
+import * as K8sLive from "@kubemend/core/K8s/Live"
+import { ServerConfig } from "@kubemend/core/Servers"
+import { Storage } from "@kubemend/core/Storage"
+import { MetricsLive, ServerLive } from "@kubemend/agent/Agent"
+import { AgentConfig } from "@kubemend/agent/AgentConfig"
+import { AlignmentLlm } from "@kubemend/agent/Investigation/Alignment"
+import { Infra } from "./Harness.ts"
+import { namespace } from "./Seed.ts"
+
+export interface RealAgentOptions {
+  readonly scripts: ReadonlyArray<Script>
+  /** Delay of every model answer (so an analysis outlives the call that started it). */
+  readonly latencyMs?: number
+  /** How long a `start` waits for the opening analysis (the agent's `interactive.startWait`). */
+  readonly startWait?: Duration.Duration
+}
+
+export const startRealAgent = (options: RealAgentOptions) =>
+  Effect.gen(function* () {
+    const { kube } = yield* Infra
+    const agent = ServerLive.pipe(
+      Layer.provideMerge(Storage.layerMemory()),
+      Layer.provideMerge(AlignmentLlm.fromMain),
+      Layer.provideMerge(layerScripted({ scripts: options.scripts, ...(options.latencyMs === undefined ? {} : { latencyMs: options.latencyMs }) })),
+      Layer.provideMerge(K8sLive.layer({ namespace, kubeconfig: kube.kubeConfig() })),
+      Layer.provideMerge(Audit.layerRecording),
+      Layer.provideMerge(AgentConfig.layer({
+        interactive: {
+          ...AgentConfig.defaults.interactive,
+          enabled: true,
+          ...(options.startWait === undefined ? {} : { startWait: options.startWait })
+        }
+      })),
+      Layer.provideMerge(ServerConfig.layer({ drainTimeout: Duration.seconds(1) })),
+      Layer.provideMerge(MetricsLive),
+      Layer.provideMerge(NodeHttpClient.layerUndici),
+      Layer.provideMerge(NodeContext.layer)
+    )
+    const ctx = yield* Layer.build(agent).pipe(Effect.orDie)
+    const address = Context.get(ctx, HttpServer.HttpServer).address
+    return { url: `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`, llm: Context.get(ctx, ScriptedLlm) }
+  })
