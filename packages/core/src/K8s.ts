@@ -170,6 +170,14 @@ export interface K8sService {
     options?: ListOptions & { readonly name?: string }
   ) => Stream.Stream<WatchEvent, K8sUnavailable>
 
+  /**
+   * Core v1 Events of one namespace, or of all namespaces when `namespace` is undefined, as an informer like
+   * `watchCr` (list, then watch; reconnect; relist on 410). `fieldSelector` narrows them (e.g. `type=Warning`).
+   */
+  readonly watchEvents: (
+    options?: { readonly namespace?: string; readonly fieldSelector?: string }
+  ) => Stream.Stream<WatchEvent, K8sUnavailable>
+
   /** Generic read of any served kind (namespaced or cluster-scoped) through the REST mapper. Secret `.data`/`.stringData` values are redacted. */
   readonly getResource: (
     ref: ResourceRef & { readonly name: string }

@@ -135,6 +135,20 @@ export const make = (options: K8sLiveOptions): Effect.Effect<K8sService, K8sUnav
         }, settings)
       },
 
+      watchEvents: (opts) => {
+        const path = opts?.namespace === undefined ? "/api/v1/events" : resourcePath(RestMapper.coreEvent, opts.namespace)
+        return informer({
+          list: get(path, { fieldSelector: opts?.fieldSelector }).pipe(Effect.map((u) => toKubeList(u, "v1", "Event"))),
+          watch: (resourceVersion) =>
+            watchLines(kc, path, {
+              resourceVersion,
+              allowWatchBookmarks: "true",
+              timeoutSeconds: String(Math.max(1, Math.round(Duration.toSeconds(settings.watchTimeout)))),
+              fieldSelector: opts?.fieldSelector
+            }, settings.requestTimeout).pipe(Stream.mapEffect(toRawEvent))
+        }, settings)
+      },
+
       getResource: (ref) =>
         mapper.resolve(ref).pipe(
           Effect.flatMap((m) =>

@@ -13,6 +13,7 @@ import {
   type CrPlural,
   K8s,
   type K8sService,
+  K8sUnavailable,
   type KubeList,
   type KubeObject,
   type ReviewedUser
@@ -159,6 +160,21 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
             )
         }, settings)
       },
+
+      // The in-memory store keeps namespaces apart; a watch across all of them is the live layer's alone.
+      watchEvents: (opts) =>
+        opts?.namespace === undefined
+          ? Stream.fail(new K8sUnavailable({ message: "the in-memory layer watches events of one namespace" }))
+          : informer({
+            list: run({ verb: "list", plural: "events", name: "" }, () => ops.list("/events", opts.namespace!, undefined, opts.fieldSelector)),
+            watch: (rv) =>
+              Stream.unwrapScoped(
+                Effect.zipRight(
+                  store.gate({ verb: "watch", plural: "events", name: "" }),
+                  ops.watch("/events", opts.namespace!, rv, undefined, opts.fieldSelector)
+                )
+              )
+          }, settings),
 
       getResource: (ref) =>
         RestMapper.resolveIn(table, ref).pipe(

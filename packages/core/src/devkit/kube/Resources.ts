@@ -83,6 +83,15 @@ const builtins: ReadonlyArray<ResourceType> = [
   make("rbac.authorization.k8s.io", "v1", { plural: "rolebindings", kind: "RoleBinding" }),
   make("networking.k8s.io", "v1", { plural: "networkpolicies", kind: "NetworkPolicy", shortNames: ["netpol"] }),
   make("batch", "v1", { plural: "jobs", kind: "Job", status: true }),
+  // Kinds a signal's target is resolved through (owner chains) and that enrichment reads (HPA, PDB).
+  make("apps", "v1", { plural: "replicasets", kind: "ReplicaSet", shortNames: ["rs"], status: true }),
+  make("apps", "v1", { plural: "statefulsets", kind: "StatefulSet", shortNames: ["sts"], status: true }),
+  make("apps", "v1", { plural: "daemonsets", kind: "DaemonSet", shortNames: ["ds"], status: true }),
+  make("batch", "v1", { plural: "cronjobs", kind: "CronJob", shortNames: ["cj"], status: true }),
+  make("", "v1", { plural: "persistentvolumeclaims", kind: "PersistentVolumeClaim", shortNames: ["pvc"], status: true }),
+  make("", "v1", { plural: "nodes", kind: "Node", namespaced: false, shortNames: ["no"], status: true }),
+  make("autoscaling", "v2", { plural: "horizontalpodautoscalers", kind: "HorizontalPodAutoscaler", shortNames: ["hpa"], status: true }),
+  make("policy", "v1", { plural: "poddisruptionbudgets", kind: "PodDisruptionBudget", shortNames: ["pdb"], status: true }),
   make("apiextensions.k8s.io", "v1", {
     plural: "customresourcedefinitions", kind: "CustomResourceDefinition", namespaced: false,
     shortNames: ["crd", "crds"], status: true

@@ -1,0 +1,80 @@
+/**
+ * What the service knows per fingerprint: the request it last made or found, that request's phase (trusted for
+ * `phaseRefresh`), and the deduplication count not yet written back. Bounded to `maxTracked` fingerprints; the
+ * least recently seen go first (a forgotten fingerprint is looked up in the cluster again).
+ */
+import { isTerminalPhase } from "@kubemend/core/domain/Phases"
+import type { KubeObject } from "@kubemend/core/K8s"
+
+export interface Entry {
+  readonly rrName: string
+  phase: string | undefined
+  /** When the request became terminal (ms), from `completedAt`, else its last change, else its creation. */
+  terminalAt: number | undefined
+  checkedAt: number
+  count: number
+  firstSeen: string
+  lastSeen: string
+  /** The count changed since the last write. */
+  dirty: boolean
+  flushing: boolean
+}
+
+const millis = (s: unknown): number | undefined => {
+  const n = typeof s === "string" ? Date.parse(s) : Number.NaN
+  return Number.isNaN(n) ? undefined : n
+}
+
+interface RrStatus {
+  readonly overallPhase?: string
+  readonly completedAt?: string
+  readonly lastModifiedAt?: string
+  readonly deduplication?: { readonly firstSeenAt?: string; readonly lastSeenAt?: string; readonly occurrenceCount?: number }
+}
+
+/** Updates the phase fields of `entry` from the request as the cluster has it. */
+export const observe = (entry: Entry, rr: KubeObject, now: number) => {
+  const status = (rr.status ?? {}) as RrStatus
+  entry.phase = status.overallPhase
+  entry.terminalAt = entry.phase !== undefined && isTerminalPhase(entry.phase)
+    ? millis(status.completedAt) ?? millis(status.lastModifiedAt) ?? millis(rr.metadata.creationTimestamp) ?? now
+    : undefined
+  entry.checkedAt = now
+}
+
+/** An entry for a request found in the cluster (its written count, or 1). */
+export const entryFrom = (rr: KubeObject, now: number): Entry => {
+  const status = (rr.status ?? {}) as RrStatus
+  const created = rr.metadata.creationTimestamp ?? new Date(now).toISOString()
+  const entry: Entry = {
+    rrName: rr.metadata.name,
+    phase: undefined,
+    terminalAt: undefined,
+    checkedAt: now,
+    count: status.deduplication?.occurrenceCount ?? 1,
+    firstSeen: status.deduplication?.firstSeenAt ?? created,
+    lastSeen: status.deduplication?.lastSeenAt ?? created,
+    dirty: false,
+    flushing: false
+  }
+  observe(entry, rr, now)
+  return entry
+}
+
+export const makeIndex = (max: number) => {
+  const entries = new Map<string, Entry>()
+  return {
+    get: (fp: string) => entries.get(fp),
+    /** Stores (or touches) the entry as the most recently seen. */
+    set: (fp: string, entry: Entry) => {
+      entries.delete(fp)
+      entries.set(fp, entry)
+      if (entries.size > max) {
+        const oldest = entries.keys().next().value
+        if (oldest !== undefined) entries.delete(oldest)
+      }
+    },
+    delete: (fp: string) => void entries.delete(fp),
+    dirty: () => [...entries.values()].filter((e) => e.dirty)
+  }
+}
