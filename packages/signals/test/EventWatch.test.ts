@@ -1,5 +1,6 @@
 /** Warning events watched through the dev API server's watch (all namespaces), filtered by the reason allow-list. */
 import { describe, expect, it } from "@effect/vitest"
+import type { DevKube } from "@kubemend/core/devkit/kube/index"
 import { Effect } from "effect"
 import { SignalsConfig } from "../src/SignalsConfig.ts"
 import { startKube, startSignals } from "./support.ts"
@@ -16,8 +17,7 @@ const event = (name: string, reason: string, type = "Warning") => ({
   firstTimestamp: "2026-11-26T01:00:00Z"
 })
 
-const requests = (kube: { list: (v: string, k: string, ns?: string) => ReadonlyArray<{ spec?: unknown }> }) =>
-  kube.list("kubemend.io/v1alpha1", "RemediationRequest", "kubemend-system")
+const requests = (kube: DevKube) => kube.list("kubemend.io/v1alpha1", "RemediationRequest", "kubemend-system")
 
 const until = (check: () => boolean) =>
   Effect.promise(async () => {
