@@ -2,6 +2,7 @@
  * Pieces every adapter shares: URL rules, argument parsing, answer decoding, SSE/NDJSON framing and delta assembly.
  */
 import { Effect, Schema, Stream } from "effect"
+import { decodeSse, type SseEvent, SseEventTooLarge } from "../Sse.ts"
 import type { LlmSettings } from "./Config.ts"
 import { LlmBadRequest } from "./Errors.ts"
 import type { Target } from "./Target.ts"
@@ -83,26 +84,12 @@ export const decodeAnswer = <A, I>(schema: Schema.Schema<A, I>, what: string) =>
     Effect.mapError(decode(value), (e) => new LlmBadRequest({ message: `unexpected ${what}: ${e.message}` }))
 }
 
-/** Server-sent events: `event:` and `data:` lines, a blank line ends one event. */
-export const sseEvents = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<{ event: string; data: string }, E> =>
+/** Server-sent events through core's bounded parser; an event that never ends is an unreadable answer. */
+export const sseEvents = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<SseEvent, E | LlmBadRequest> =>
   bytes.pipe(
     Stream.decodeText(),
-    Stream.splitLines,
-    Stream.concat(Stream.make("")),
-    Stream.mapAccum({ event: "", data: [] as Array<string> }, (state, line) => {
-      if (line === "") {
-        const out = state.data.length === 0 ? [] : [{ event: state.event || "message", data: state.data.join("\n") }]
-        return [{ event: "", data: [] }, out]
-      }
-      if (line.startsWith(":")) return [state, []]
-      const colon = line.indexOf(":")
-      const field = colon === -1 ? line : line.slice(0, colon)
-      const value = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "")
-      if (field === "data") return [{ ...state, data: [...state.data, value] }, []]
-      if (field === "event") return [{ ...state, event: value }, []]
-      return [state, []]
-    }),
-    Stream.mapConcat((events) => events)
+    decodeSse(),
+    Stream.mapError((e) => (e instanceof SseEventTooLarge ? new LlmBadRequest({ message: `unreadable stream: ${e.message}` }) : e))
   )
 
 const parseJsonChunk = (text: string) =>

@@ -6,6 +6,7 @@
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
+import { sseEventsOf } from "@kubemend/core/Sse"
 import { Effect } from "effect"
 
 /**
@@ -66,32 +67,25 @@ export const requestIds = (body: unknown): ReadonlyArray<Id> =>
       : []
   })
 
-/** Reads SSE events until every id in `ids` has its response; answers them in request order. */
-export const collectResponses = async (response: Response, ids: ReadonlyArray<Id>): Promise<ReadonlyArray<unknown>> => {
+/**
+ * Reads SSE events until every id in `ids` has its response; answers them in request order. Events go through
+ * core's bounded parser: one that never ends rejects with `SseEventTooLarge` once it passes `maxEventSize`.
+ */
+export const collectResponses = async (
+  response: Response,
+  ids: ReadonlyArray<Id>,
+  maxEventSize: number
+): Promise<ReadonlyArray<unknown>> => {
   const found = new Map<Id, unknown>()
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ""
-  try {
-    while (found.size < ids.length) {
-      const chunk = await reader.read()
-      if (chunk.done) break
-      buffer += chunk.value
-      let end: number
-      while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
-        const event = buffer.slice(0, end)
-        buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "")
-        const data = event.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n")
-        if (data === "") continue
-        try {
-          const message = JSON.parse(data) as { id?: Id; result?: unknown; error?: unknown }
-          if (message.id !== undefined && ("result" in message || "error" in message)) found.set(message.id, message)
-        } catch {
-          // not JSON: ignore the event
-        }
-      }
+  if (ids.length === 0) return []
+  for await (const event of sseEventsOf(response.body!, maxEventSize)) {
+    try {
+      const message = JSON.parse(event.data) as { id?: Id; result?: unknown; error?: unknown }
+      if (message.id !== undefined && ("result" in message || "error" in message)) found.set(message.id, message)
+    } catch {
+      // not JSON: ignore the event
     }
-  } finally {
-    reader.cancel().catch(() => undefined)
+    if (found.size >= ids.length) break
   }
   return ids.flatMap((id) => (found.has(id) ? [found.get(id)] : []))
 }

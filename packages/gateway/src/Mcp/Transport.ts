@@ -71,7 +71,9 @@ export const McpRoutes = Effect.gen(function* () {
         })
       }
       if (options.json === true) {
-        const responses = yield* Effect.promise(() => collectResponses(response, requestIds(options.body)))
+        const responses = yield* Effect.tryPromise(() =>
+          collectResponses(response, requestIds(options.body), config.sseMaxBufferedBytes)
+        ).pipe(Effect.orDie)
         if (responses.length === 0) return yield* problemResponse(new InternalError({ detail: "no response was produced" }))
         return HttpServerResponse.unsafeJson(Array.isArray(options.body) ? responses : responses[0], {
           headers: session.transport.sessionId === undefined ? {} : { "mcp-session-id": session.transport.sessionId }
