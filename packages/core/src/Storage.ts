@@ -32,6 +32,8 @@ import type {
   CreateWorkflowRequest,
   DiscoveryQuery,
   EffectivenessScoreResponse,
+  NotificationAudit,
+  StructuredDescription,
   ReconstructionResponse,
   RemediationHistoryContext,
   RemediationHistoryQuery,
@@ -82,6 +84,13 @@ export interface StorageService {
   readonly listActions: (query: DiscoveryQuery) => Effect.Effect<ActionTypeListResponse, StorageError>
   readonly listWorkflowsByAction: (actionType: string, query: DiscoveryQuery) => Effect.Effect<WorkflowDiscoveryResponse, StorageError>
   readonly registerActionType: (request: ActionTypeCreateRequest) => Effect.Effect<ActionTypeCreateResponse, StorageError>
+  /** The workflow is no longer offered (its resource was deleted); NotFound when the id is unknown. */
+  readonly disableWorkflow: (workflowId: string, reason: string, by?: string) => Effect.Effect<RemediationWorkflow, StorageError>
+  readonly updateActionType: (name: string, description: StructuredDescription, by?: string) => Effect.Effect<void, StorageError>
+  /** Conflict while active workflows still use the action type; NotFound when it is unknown. */
+  readonly disableActionType: (name: string, by: string) => Effect.Effect<void, StorageError>
+  /** One delivery record in the notification audit; a second record with the same `notification_id` is a Conflict. */
+  readonly recordNotification: (record: NotificationAudit) => Effect.Effect<void, StorageError>
 }
 
 export interface StorageClientOptions {
@@ -176,7 +185,16 @@ export const make = (options: StorageClientOptions) =>
       listActions: (urlParams) => call("listActions", api.workflows.listAvailableActions({ urlParams })),
       listWorkflowsByAction: (action_type, urlParams) =>
         call("listWorkflowsByAction", api.workflows.listWorkflowsByActionType({ path: { action_type }, urlParams })),
-      registerActionType: (payload) => call("registerActionType", api.actionTypes.createActionType({ payload })).pipe(Effect.map((r) => ({ ...r })))
+      registerActionType: (payload) => call("registerActionType", api.actionTypes.createActionType({ payload })).pipe(Effect.map((r) => ({ ...r }))),
+      disableWorkflow: (workflow_id, reason, by) =>
+        call("disableWorkflow", api.workflows.disableWorkflow({ path: { workflow_id }, payload: { reason, ...(by === undefined ? {} : { updatedBy: by }) } }))
+          .pipe(Effect.map((w) => ({ ...w }))),
+      updateActionType: (name, description, by) =>
+        call("updateActionType", api.actionTypes.updateActionType({ path: { name }, payload: { description, ...(by === undefined ? {} : { updatedBy: by }) } }))
+          .pipe(Effect.asVoid),
+      disableActionType: (name, disabledBy) =>
+        call("disableActionType", api.actionTypes.disableActionType({ path: { name }, payload: { disabledBy } })).pipe(Effect.asVoid),
+      recordNotification: (payload) => call("recordNotification", api.audit.createNotificationAudit({ payload })).pipe(Effect.asVoid)
     }
     return service
   })

@@ -40,7 +40,8 @@ const scriptedStorage = (script: ReadonlyArray<Answer> | ((events: ReadonlyArray
         }),
       queryEvents: unexpected, verifyChain: unexpected, reconstruct: unexpected, effectiveness: unexpected,
       workflowEffectiveness: unexpected, remediationHistory: unexpected, listWorkflows: unexpected, getWorkflow: unexpected,
-      registerWorkflow: unexpected, listActions: unexpected, listWorkflowsByAction: unexpected, registerActionType: unexpected
+      registerWorkflow: unexpected, listActions: unexpected, listWorkflowsByAction: unexpected, registerActionType: unexpected,
+      disableWorkflow: unexpected, updateActionType: unexpected, disableActionType: unexpected, recordNotification: unexpected
     }
     return { service, batches }
   })

@@ -28,6 +28,12 @@ export const structural = (node: unknown): unknown => {
       out[key] = Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, structural(v)]))
       continue
     }
+    // JSON Schema's numeric exclusive bounds are OpenAPI v3's `minimum`/`maximum` plus a boolean flag.
+    if ((key === "exclusiveMinimum" || key === "exclusiveMaximum") && typeof value === "number") {
+      out[key === "exclusiveMinimum" ? "minimum" : "maximum"] = value
+      out[key] = true
+      continue
+    }
     // `default` and `enum` are values, not schemas: kept as they are.
     out[key] = key === "default" || key === "enum" ? value : structural(value)
   }
@@ -114,7 +120,10 @@ export const renderCrds = (apiGroup: string = Domain.DefaultApiGroup): ReadonlyA
   // The remaining children of an RR the lifecycle controllers create (SignalProcessing, assessment, notification).
   crd(apiGroup, { kind: Domain.SignalProcessingKind, plural: Domain.SignalProcessingPlural, schema: Domain.SignalProcessingResource, shortNames: ["sp"], phasePath: ".status.phase" }),
   crd(apiGroup, { kind: Domain.EffectivenessAssessmentKind, plural: Domain.EffectivenessAssessmentPlural, schema: Domain.EffectivenessAssessment, shortNames: ["ea"], phasePath: ".status.phase" }),
-  crd(apiGroup, { kind: Domain.NotificationRequestKind, plural: Domain.NotificationRequestPlural, schema: Domain.NotificationRequest, shortNames: ["nr"], phasePath: ".status.phase" })
+  crd(apiGroup, { kind: Domain.NotificationRequestKind, plural: Domain.NotificationRequestPlural, schema: Domain.NotificationRequest, shortNames: ["nr"], phasePath: ".status.phase" }),
+  // The catalog as resources a platform user applies (the catalog controller registers them in storage).
+  crd(apiGroup, { kind: Domain.RemediationWorkflowKind, plural: Domain.RemediationWorkflowPlural, schema: Domain.RemediationWorkflowResource, shortNames: ["rw"], phasePath: ".status.catalogStatus" }),
+  crd(apiGroup, { kind: Domain.ActionTypeKind, plural: Domain.ActionTypePlural, schema: Domain.ActionTypeResource, shortNames: ["at"], phasePath: ".status.catalogStatus" })
 ]
 
 /** File name of a CRD under `deploy/crds/` (controller-gen's `<group>_<plural>.yaml`). */

@@ -93,6 +93,21 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("wo
       expect(createHash("sha256").update(content).digest("hex")).not.toBe(wf.contentHash)
     }))
 
+  it.effect("customLabels as the RemediationWorkflow CRD declares them (string values) register; lists still do", () =>
+    Effect.gen(function* () {
+      yield* call("/api/v1/action-types", json({ name: "ScaleReplicas", description, registeredBy: "webhook" }))
+      const withLabels = (name: string, labels: string) =>
+        workflowYaml(name, "1.0.0").replace("  execution:", `  customLabels:\n${labels}\n  execution:`)
+      const strings = yield* call("/api/v1/workflows", json({ content: withLabels("labelled", "    team: payments\n    tier: gold") }))
+      expect(strings.status).toBe(201)
+      expect((yield* body<Wf & { customLabels: unknown }>(strings)).customLabels).toEqual({ team: ["payments"], tier: ["gold"] })
+      const lists = yield* call("/api/v1/workflows", json({ content: withLabels("labelled-list", "    team: [payments, checkout]") }))
+      expect(lists.status).toBe(201)
+      expect((yield* body<Wf & { customLabels: unknown }>(lists)).customLabels).toEqual({ team: ["payments", "checkout"] })
+      const bad = yield* call("/api/v1/workflows", json({ content: withLabels("labelled-bad", "    team: { nested: true }") }))
+      expect(bad.status).toBe(400)
+    }))
+
   it.effect("lone UTF-16 surrogates in workflow content and action-type descriptions are stored as U+FFFD, not a 500", () =>
     Effect.gen(function* () {
       const created = yield* call("/api/v1/action-types", json({ name: "RestartOdd", description: { what: "Restart \ud800", whenToUse: "x" }, registeredBy: "a" }))

@@ -7,7 +7,7 @@ import { Clock, Duration, Effect, Either, Option, Ref } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { parseGoDuration } from "../Config.ts"
 import type { AuditEvent } from "../domain/Audit.ts"
-import { ContentIntegrityViolation, NotFound, ReconstructionIncomplete, ValidationError } from "../Errors.ts"
+import { Conflict, ContentIntegrityViolation, NotFound, ReconstructionIncomplete, ValidationError } from "../Errors.ts"
 import type { Storage, StorageService } from "../Storage.ts"
 import type {
   ActionTypeCreateRequest,
@@ -46,6 +46,7 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
     const workflows = yield* Ref.make<ReadonlyArray<RemediationWorkflow>>(seed.workflows ?? [])
     const actionTypes = yield* Ref.make(new Map((seed.actionTypes ?? []).map((a) => [a.name, a.description])))
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    const notifications = yield* Ref.make(new Set<string>())
 
     const service: StorageService = {
       writeEvents: (input) =>
@@ -203,7 +204,33 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
         Ref.modify(actionTypes, (map): readonly [ActionTypeCreateResponse, Map<string, StructuredDescription>] =>
           map.has(request.name)
             ? [{ actionType: request.name, status: "exists", wasReenabled: false }, map]
-            : [{ actionType: request.name, status: "created", wasReenabled: false }, new Map(map).set(request.name, request.description)])
+            : [{ actionType: request.name, status: "created", wasReenabled: false }, new Map(map).set(request.name, request.description)]),
+      disableWorkflow: (id, reason, by) =>
+        Effect.gen(function* () {
+          const found = (yield* Ref.get(workflows)).find((w) => w.workflowId === id)
+          if (found === undefined) return yield* new NotFound({ resource: "workflow", id })
+          const at = (yield* now).toISOString()
+          const disabled: RemediationWorkflow = {
+            ...found, status: "Disabled", disabledAt: at, disabledReason: reason, updatedAt: at, ...(by === undefined ? {} : { disabledBy: by })
+          }
+          yield* Ref.update(workflows, (all) => all.map((w) => (w.workflowId === id ? disabled : w)))
+          return disabled
+        }),
+      updateActionType: (name, description) =>
+        Effect.flatMap(Ref.get(actionTypes), (map) =>
+          map.has(name) ? Ref.set(actionTypes, new Map(map).set(name, description)) : Effect.fail(new NotFound({ resource: "action type", id: name }))),
+      disableActionType: (name) =>
+        Effect.gen(function* () {
+          if (!(yield* Ref.get(actionTypes)).has(name)) return yield* new NotFound({ resource: "action type", id: name })
+          const users = (yield* Ref.get(workflows)).filter((w) => w.actionType === name && w.status === "Active")
+          if (users.length > 0) return yield* new Conflict({ detail: `action type ${name} is used by ${users.length} active workflow(s)` })
+          yield* Ref.update(actionTypes, (map) => { const next = new Map(map); next.delete(name); return next })
+        }),
+      recordNotification: (record) =>
+        Effect.flatMap(Ref.get(notifications), (ids) =>
+          ids.has(record.notification_id)
+            ? Effect.fail(new Conflict({ detail: `notification_audit already exists with notification_id '${record.notification_id}'` }))
+            : Ref.set(notifications, new Set(ids).add(record.notification_id)))
     }
     return service
   })

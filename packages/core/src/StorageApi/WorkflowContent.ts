@@ -31,6 +31,19 @@ export const uuidV5 = (name: string, namespace: string = WorkflowIdNamespace): s
 
 const Parameter = Schema.Struct({ name: Schema.String }, { key: Schema.String, value: Schema.Unknown })
 
+/**
+ * The RemediationWorkflow CRD declares `customLabels` as `map[string]string`; the catalog stores
+ * `map[string][]string` (the original's record). A string is one value; a list is kept for API callers that send it.
+ */
+const CustomLabelValues = Schema.Union(
+  Schema.transform(Schema.String, Schema.Array(Schema.String), {
+    strict: true,
+    decode: (value) => [value],
+    encode: (values) => values.join(",")
+  }),
+  Schema.Array(Schema.String)
+)
+
 const WorkflowResource = Schema.Struct({
   apiVersion: Schema.String,
   kind: Schema.Literal("RemediationWorkflow"),
@@ -42,7 +55,7 @@ const WorkflowResource = Schema.Struct({
     labels: MandatoryLabels,
     schemaVersion: Schema.optional(Schema.String),
     displayName: Schema.optional(Schema.String),
-    customLabels: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })),
+    customLabels: Schema.optional(Schema.Record({ key: Schema.String, value: CustomLabelValues })),
     detectedLabels: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
     parameters: Schema.optional(Schema.Array(Parameter)),
     execution: Schema.optional(

@@ -4,6 +4,7 @@
  */
 import { CrVersion } from "@kubemend/core/domain/Meta"
 import { PlatformKind, PlatformPlural } from "@kubemend/core/domain/Platform/index"
+import { ActionTypeKind, ActionTypePlural, RemediationWorkflowKind, RemediationWorkflowPlural } from "@kubemend/core/domain/CatalogResources"
 
 export interface KindInfo {
   readonly plural: string
@@ -28,8 +29,16 @@ const builtins: Record<string, KindInfo> = {
   "apiextensions.k8s.io/v1/CustomResourceDefinition": { plural: "customresourcedefinitions", namespaced: false }
 }
 
+/** The catalog resources in the platform's group (the catalog controller's). */
+const catalogKinds: Record<string, KindInfo> = {
+  [RemediationWorkflowKind]: { plural: RemediationWorkflowPlural, namespaced: true },
+  [ActionTypeKind]: { plural: ActionTypePlural, namespaced: true }
+}
+
 export const kindInfo = (apiGroup: string, apiVersion: string, kind: string): KindInfo => {
   if (apiVersion === `${apiGroup}/${CrVersion}` && kind === PlatformKind) return { plural: PlatformPlural, namespaced: true }
+  const catalog = apiVersion === `${apiGroup}/${CrVersion}` ? catalogKinds[kind] : undefined
+  if (catalog !== undefined) return catalog
   const info = builtins[`${apiVersion}/${kind}`]
   if (info === undefined) throw new Error(`operator: no plural known for ${apiVersion} ${kind}`)
   return info

@@ -61,6 +61,10 @@ export const lifecycleRbac = (apiGroup: string = DefaultApiGroup): ReadonlyArray
     status("effectivenessassessments", "Verifying: assessAfter, then the assessment"),
     cr("notificationrequests", ["list", "create", "delete"], "escalation to the ops channel; GC (a notification controller owns their status)"),
     cr("kubemends", ["list"], "platform settings: the CR's remediationOrchestrator/aiAnalysis overrides"),
+    ...(["remediationworkflows", "actiontypes"] as const).flatMap((plural): ReadonlyArray<LifecycleAccess> => [
+      { group: apiGroup, resource: plural, verbs: ["get", "list", "watch", "patch"], why: "catalog: watched into the storage catalog; patch adds and removes its finalizer" },
+      { group: apiGroup, resource: `${plural}/status`, verbs: ["patch"], why: "catalog: workflow id, content hash, catalog status and the Registered condition" }
+    ]),
     { group: "", resource: "namespaces", verbs: ["get"], why: "routing: the target namespace's managed label (UnmanagedResource)" },
     ...managedTargetResources.flatMap(({ group, resources }) =>
       resources.map((resource): LifecycleAccess => ({

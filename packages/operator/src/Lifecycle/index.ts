@@ -11,8 +11,10 @@
 import { FileSystem } from "@effect/platform"
 import { Metrics } from "@kubemend/core/Metrics"
 import type { K8s } from "@kubemend/core/K8s"
+import { Storage } from "@kubemend/core/Storage"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Config, Effect, Layer, Option } from "effect"
+import { CatalogControllerLive } from "../Catalog/CatalogController.ts"
 import type { Cluster } from "../Cluster.ts"
 import * as ClusterLive from "../Cluster/Live.ts"
 import { ControllerMetrics } from "../ControllerMetrics.ts"
@@ -56,6 +58,23 @@ const ReconcilersLive = Layer.mergeAll(
   ExecutionSimulator.Default
 ).pipe(Layer.provide(Layer.mergeAll(LifecycleMetrics.Default, ManagedTargets.layerCluster, AgentClient.layer, PlatformSettings.Default)))
 
+/**
+ * Controllers that talk to the storage service: the catalog controller (RemediationWorkflow and ActionType
+ * resources into the catalog). Off with the lifecycle (`lifecycle.enabled=false`).
+ */
+export const StorageControllersLive = Layer.unwrapEffect(
+  Effect.map(LifecycleConfig, (config) =>
+    config.enabled ? CatalogControllerLive : Layer.empty)
+)
+
+/** The storage controllers when the operator's config names storage (`storage.url`), else a log line. */
+const StorageControllersFromConfig = Layer.unwrapEffect(
+  Effect.map(Config.option(Config.string("url").pipe(Config.nested("storage"))), (url) =>
+    Option.isSome(url)
+      ? StorageControllersLive.pipe(Layer.provide(Storage.layerConfig))
+      : Layer.effectDiscard(Effect.logWarning("catalog controller off: no storage.url in the operator config")))
+)
+
 export const LifecycleLive: Layer.Layer<
   never,
   never,
@@ -82,7 +101,7 @@ const ClientsFromConfig = Layer.unwrapEffect(
 )
 
 /** For the operator's main: everything from its config provider; shares Metrics/ControllerMetrics by reference. */
-export const LifecycleOperatorLive = LifecycleLive.pipe(
+export const LifecycleOperatorLive = Layer.merge(LifecycleLive, StorageControllersFromConfig).pipe(
   Layer.provide(ClientsFromConfig),
   Layer.provide(Layer.mergeAll(
     OperatorConfig.layerConfig,
@@ -101,12 +120,15 @@ export interface InProcessOptions extends LifecycleOverrides {
   readonly apiGroup?: string
   /** Where audit events go; default the log. */
   readonly audit?: Layer.Layer<LifecycleAudit>
+  /** The storage service; with it the catalog controller runs too. */
+  readonly storage?: Layer.Layer<Storage>
 }
 
 /** The lifecycle controllers in this process against `kubeconfig`, until the layer's scope closes. */
 export const layerInProcess = (options: InProcessOptions) => {
-  const { kubeconfig, namespace, apiGroup = "kubemend.io", audit, ...overrides } = options
-  return LifecycleLive.pipe(
+  const { kubeconfig, namespace, apiGroup = "kubemend.io", audit, storage, ...overrides } = options
+  const controllers = storage === undefined ? LifecycleLive : Layer.merge(LifecycleLive, StorageControllersLive.pipe(Layer.provide(storage)))
+  return controllers.pipe(
     Layer.provide(Layer.mergeAll(
       K8sLive.layer({ namespace, apiGroup, kubeconfig }),
       ClusterLive.layer({ apiGroup, kubeconfig }),

@@ -42,7 +42,7 @@ export interface ConditionInput {
 /** Conditions in a stable order; `lastTransitionTime` changes only when a condition's status changes. */
 export const mergeConditions = (
   previous: ReadonlyArray<Condition> | undefined,
-  next: ReadonlyArray<ConditionInput>,
+  next: ReadonlyArray<Omit<ConditionInput, "type"> & { readonly type: string }>,
   now: string,
   generation: number | undefined
 ): ReadonlyArray<Condition> => {

@@ -232,7 +232,8 @@ export class Objects {
     if (causes.length > 0) throw invalid(rt, obj.metadata.name, causes)
   }
 
-  private schemaFor(rt: ResourceType): JsonSchema | undefined {
+  /** The stored CRD's schema of a custom kind (also served in the OpenAPI documents). */
+  schemaFor(rt: ResourceType): JsonSchema | undefined {
     const crd = this.store.peek(crdKey, undefined, `${rt.plural}.${rt.group}`) as unknown as CrdShape | undefined
     const version = crd?.spec.versions?.find((v) => v.name === rt.version)
     return version?.schema?.openAPIV3Schema as JsonSchema | undefined

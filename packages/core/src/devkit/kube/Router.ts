@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import type { ResourceApi } from "./Api.ts"
 import { apiGroupDocument, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./Discovery.ts"
 import type { Faults, RequestAttributes } from "./Faults.ts"
+import { acceptsJson, openApiFor, type SchemaOf } from "./OpenApi.ts"
 import type { ResourceRegistry } from "./Resources.ts"
 import type { Tokens } from "./Reviews.ts"
 import { parseRoute, type Route, verbOf } from "./Route.ts"
@@ -26,6 +27,8 @@ export interface RouterDeps {
   readonly tokens: Tokens
   readonly record: (request: RecordedRequest) => void
   readonly serverAddress: () => string
+  /** A stored CRD's schema of a kind, for the OpenAPI documents. */
+  readonly schemaOf?: SchemaOf
 }
 
 const notFoundError = () => new ApiError(404, "NotFound", "the server could not find the requested resource")
@@ -97,6 +100,15 @@ const respond = async (deps: RouterDeps, req: IncomingMessage, res: ServerRespon
     }
     if (["/healthz", "/livez", "/readyz"].includes(url.pathname)) {
       res.writeHead(200, { "Content-Type": "text/plain" }).end("ok")
+      return
+    }
+    if (url.pathname === "/openapi/v2" || url.pathname.startsWith("/openapi/v3")) {
+      const spec = openApiFor(deps.registry, deps.schemaOf ?? (() => undefined), url.pathname)
+      if (spec === undefined) throw notFoundError()
+      if (url.pathname === "/openapi/v2" && !acceptsJson(req.headers.accept)) {
+        throw new ApiError(406, "NotAcceptable", "only application/json is served at /openapi/v2")
+      }
+      writeJson(res, 200, spec)
       return
     }
     const doc = discovery(deps, route)

@@ -61,7 +61,8 @@ export const start = async (options: DevKubeOptions = {}): Promise<DevKube> => {
       log.push(r)
       if (log.length > requestLogLimit) log.splice(0, log.length - requestLogLimit)
     },
-    serverAddress: () => address
+    serverAddress: () => address,
+    schemaOf: (rt) => objects.schemaFor(rt)
   })
   const tls = options.tls ? await generateTls([host, "localhost"]) : undefined
   const server = tls ? https.createServer({ key: tls.keyPem, cert: tls.certPem }, handler) : http.createServer(handler)

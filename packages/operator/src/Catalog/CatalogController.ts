@@ -1,0 +1,71 @@
+/**
+ * The catalog controller: informers on RemediationWorkflows and ActionTypes in the controller namespace, one work
+ * queue and worker set per kind (the operator's queue machinery: dedup, backoff, `requeueAfter`). A registered
+ * ActionType enqueues the workflows of that namespace that are not registered yet, so a file that declares the
+ * workflow before its action type settles without waiting for the retry.
+ */
+import { ActionTypeKind, RemediationWorkflowKind } from "@kubemend/core/domain/CatalogResources"
+import { CrVersion } from "@kubemend/core/domain/Meta"
+import { Duration, Effect, Layer } from "effect"
+import { Cluster } from "../Cluster.ts"
+import { keyOf, runWorkers } from "../Controller.ts"
+import { ControllerMetrics } from "../ControllerMetrics.ts"
+import { runInformer, specOrDeletionChanged } from "../Informer.ts"
+import { LifecycleConfig } from "../Lifecycle/LifecycleConfig.ts"
+import * as WorkQueue from "../WorkQueue.ts"
+import { ActionTypeReconciler } from "./ActionTypeReconciler.ts"
+import { CatalogSettings, registered } from "./Shared.ts"
+import { WorkflowReconciler } from "./WorkflowReconciler.ts"
+
+/** Server-side timeout of one watch request; the informer then continues from the last resourceVersion. */
+const watchTimeout = Duration.minutes(5)
+
+export const runCatalogControllers = Effect.gen(function* () {
+  const cluster = yield* Cluster
+  const settings = yield* CatalogSettings
+  const config = yield* LifecycleConfig
+  const metrics = yield* ControllerMetrics
+  const workflows = yield* WorkflowReconciler
+  const actionTypes = yield* ActionTypeReconciler
+  const apiVersion = `${settings.apiGroup}/${CrVersion}`
+
+  const queue = (name: string) =>
+    WorkQueue.make({ name, capacity: config.queueCapacity, backoffBase: config.backoffBase, backoffMax: config.backoffMax, observer: metrics.observer })
+  const informer = (kind: string, onKey: (key: string) => Effect.Effect<void>) =>
+    Effect.forkScoped(runInformer({
+      cluster,
+      collection: { apiVersion, kind, namespace: settings.namespace },
+      onKey,
+      relevant: specOrDeletionChanged,
+      watchTimeout,
+      backoffMax: config.backoffMax
+    }).pipe(Effect.annotateLogs("controller", `catalog-${kind.toLowerCase()}`)))
+
+  const workflowQueue = yield* queue("remediationworkflow")
+  const actionTypeQueue = yield* queue("actiontype")
+
+  const pendingWorkflows = cluster.list({ apiVersion, kind: RemediationWorkflowKind, namespace: settings.namespace }).pipe(
+    Effect.flatMap((list) =>
+      Effect.forEach(list.items.filter((o) => !registered(o)), (o) => workflowQueue.add(keyOf(o.metadata.namespace, o.metadata.name)), { discard: true })),
+    Effect.catchAll((e) => Effect.logWarning("catalog: listing workflows after an action type registered failed", e))
+  )
+
+  yield* runWorkers({ name: "remediationworkflow", workers: config.workers, queue: workflowQueue, reconcile: workflows.reconcile })
+  yield* runWorkers({
+    name: "actiontype",
+    workers: config.workers,
+    queue: actionTypeQueue,
+    reconcile: (key) =>
+      Effect.flatMap(actionTypes.reconcile(key), ({ reconciled, registered }) =>
+        registered ? Effect.as(pendingWorkflows, reconciled) : Effect.succeed(reconciled))
+  })
+  yield* informer(RemediationWorkflowKind, workflowQueue.add)
+  yield* informer(ActionTypeKind, actionTypeQueue.add)
+  yield* Effect.logInfo("catalog controller started").pipe(Effect.annotateLogs({ namespace: settings.namespace }))
+})
+
+/** The catalog controller for the layer's scope, in the lifecycle controllers' namespace. */
+export const CatalogControllerLive = Layer.scopedDiscard(runCatalogControllers).pipe(
+  Layer.provide(Layer.mergeAll(WorkflowReconciler.Default, ActionTypeReconciler.Default)),
+  Layer.provideMerge(CatalogSettings.fromLifecycle)
+)
