@@ -1,15 +1,17 @@
 /**
  * Agent-backed tools: interactive investigations forwarded to the agent's MCP server as the acting user
- * (AgentClient.ts). `svc_investigate` on a target first creates the RemediationRequest and its
- * InvestigationSession through the K8s layer (ServiceAccounts may not), and answers a structured `session_active`
- * result when another user drives the RR's investigation. It returns once the agent accepted the start; the
- * agent's live events reach the caller's MCP session as `notifications/message` over SSE.
+ * (AgentClient.ts). `svc_investigate` on a target first creates the RemediationRequest through the K8s layer
+ * (ServiceAccounts may not), and answers a structured `session_active` result when another user drives the RR's
+ * investigation (the agent's lease says so; `join_mode: "takeover"` takes it over). It returns once the agent
+ * accepted the start; the agent's live events reach the caller's MCP session as `notifications/message` over SSE.
+ * Every agent answer about a session moves its InvestigationSession resource on (SessionRecords.ts).
  */
 import { Effect, Schema } from "effect"
 import { isTerminalPhase } from "@kubemend/core/domain/Phases"
 import { K8s } from "@kubemend/core/K8s"
 import { defineTool, type ToolContext, ToolError } from "../Mcp/Tool.ts"
 import { ApiVersion, k8sFailure, KindName, NamespaceName, optional, record, ResourceName, specOf, statusOf, str, Text } from "./Common.ts"
+import { sessionRecords } from "./SessionRecords.ts"
 import { createTargetRr } from "./Target.ts"
 
 /** Longest `svc_message` text (spec document 1). */
@@ -29,31 +31,30 @@ const acting = (ctx: ToolContext) => ({
 export const investigationTools = Effect.gen(function* () {
   const k8s = yield* K8s
   const create = yield* createTargetRr
+  const records = yield* sessionRecords
 
   const requireRr = (id: string) =>
     k8s.getCr("remediationrequests", id).pipe(Effect.mapError(k8sFailure(`remediation request ${id}`)))
 
-  /** Another user's active InvestigationSession on the RR, if any. */
-  const activeSessionOfOther = (rrId: string, user: string) =>
-    k8s.listCr("investigationsessions").pipe(
-      Effect.mapError(k8sFailure("investigation sessions")),
-      Effect.map((list) =>
-        list.items.find((s) => {
-          const spec = specOf(s)
-          const phase = str(statusOf(s).phase) ?? "Active"
-          return str(record(spec.remediationRequestRef).name) === rrId && phase === "Active" &&
-            str(record(spec.userIdentity).username) !== user
-        })
-      )
-    )
+  /** An agent call about the RR's session; its answer is recorded on the caller's InvestigationSession. */
+  const recorded = (rrId: string, ctx: ToolContext, call: Effect.Effect<unknown, ToolError>, takeover = false) =>
+    Effect.tap(Effect.map(call, record), (answer) => records.follow(rrId, ctx, answer, takeover))
 
   const agentAction = (action: string, extra: Record<string, unknown> = {}) => (input: { rr_id: string; message?: string | undefined }, ctx: ToolContext) =>
-    ctx.agent.call("investigate", {
+    recorded(input.rr_id, ctx, ctx.agent.call("investigate", {
       rr_id: input.rr_id,
       action,
       ...(input.message === undefined ? {} : { message: input.message }),
       ...extra
-    }, acting(ctx))
+    }, acting(ctx)))
+
+  const sessionActive = (rrId: string, ctx: ToolContext, activeUser: string, sessionId: string) => ({
+    status: "session_active",
+    rr_id: rrId,
+    session_id: sessionId,
+    active_user: activeUser,
+    message: `${activeUser} is driving the investigation of ${rrId}; call ${ctx.tool} again after they finish, or with join_mode "takeover" to take it over (their investigation is abandoned)`
+  })
 
   const action = (name: string, agentAct: string, description: string) =>
     defineTool({ name, description, input: RrAction, sessionDependent: true, run: agentAction(agentAct) })
@@ -71,7 +72,8 @@ export const investigationTools = Effect.gen(function* () {
         name: optional(ResourceName),
         cluster_id: optional(Text(253)),
         interaction_mode: optional(Schema.Literal("interactive", "full_remediation", "full_remediation_autonomous")),
-        confirmed_signal_name: optional(Text(253))
+        confirmed_signal_name: optional(Text(253)),
+        join_mode: optional(Schema.Literal("start", "takeover"))
       }),
       sessionDependent: true,
       run: (input, ctx) =>
@@ -110,17 +112,22 @@ export const investigationTools = Effect.gen(function* () {
               return yield* new ToolError({ message: `remediation ${rrId} is already ${phase}`, code: "terminal_phase" })
             }
           }
-          const other = yield* activeSessionOfOther(rrId, ctx.caller.principal.user)
-          if (other !== undefined) {
-            return {
-              status: "session_active",
-              rr_id: rrId,
-              session_id: str(statusOf(other).kaCorrelationID) ?? other.metadata.name,
-              active_user: str(record(specOf(other).userIdentity).username) ?? "",
-              message: `another user is driving the investigation of ${rrId}; use ${ctx.tool.replace(/investigate$/, "reconnect")} after they finish, or take it over from the console`
+          const takeover = input.join_mode === "takeover"
+          if (!takeover) {
+            const id = rrId
+            const other = yield* records.activeOfOther(id, ctx.caller.principal.user, Effect.map(ctx.agent.call("investigate", { rr_id: id, action: "status" }, acting(ctx)), record))
+            if (other !== undefined) {
+              return sessionActive(rrId, ctx, str(record(specOf(other).userIdentity).username) ?? "", str(statusOf(other).kaCorrelationID) ?? other.metadata.name)
             }
           }
-          const started = record(yield* agentAction("start", input.interaction_mode === undefined ? {} : { interaction_mode: input.interaction_mode })({ rr_id: rrId }, ctx))
+          const args = {
+            rr_id: rrId,
+            action: takeover ? "takeover" : "start",
+            ...(input.interaction_mode === undefined ? {} : { interaction_mode: input.interaction_mode })
+          }
+          const started = yield* recorded(rrId, ctx, ctx.agent.call("investigate", args, acting(ctx)), takeover)
+          // The agent's lease is the real lock: its holder is told, as for a recorded session.
+          if (started.status === "session_active") return sessionActive(rrId, ctx, str(started.holder) ?? "", str(started.session_id) ?? "")
           return {
             ...started,
             session_id: str(started.session_id) ?? "",
@@ -147,7 +154,7 @@ export const investigationTools = Effect.gen(function* () {
         "Complete an investigation without selecting a workflow: dismiss it, or escalate to a human team with escalation_reason.",
       input: Schema.Struct({ rr_id: ResourceName, reason: optional(Text(4096)), escalation_reason: optional(Text(4096)) }),
       sessionDependent: true,
-      run: (input, ctx) => ctx.agent.call("complete_no_action", { ...input }, acting(ctx))
+      run: (input, ctx) => recorded(input.rr_id, ctx, ctx.agent.call("complete_no_action", { ...input }, acting(ctx)))
     }),
     defineTool({
       name: "discover_workflows",

@@ -1,7 +1,7 @@
 /**
- * The RemediationRequest and InvestigationSession behind `svc_investigate` on a target. The RR's fingerprint is
- * the SHA-256 of the target, so a second start on the same target reuses the active RR (audited as
- * `rr.deduplicated`) instead of creating a twin. The session records the user driving the investigation.
+ * The RemediationRequest behind `svc_investigate` on a target. The RR's fingerprint is the SHA-256 of the target,
+ * so a second start on the same target reuses the active RR (audited as `rr.deduplicated`) instead of creating a
+ * twin. Its InvestigationSession comes once the agent accepted the start (SessionRecords.ts).
  */
 import { Clock, Effect } from "effect"
 import { createHash, randomBytes } from "node:crypto"
@@ -10,7 +10,7 @@ import { K8s, type KubeObject } from "@kubemend/core/K8s"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import type { ToolContext } from "../Mcp/Tool.ts"
 import { ToolError } from "../Mcp/Tool.ts"
-import { k8sFailure, record, specOf, statusOf, str } from "./Common.ts"
+import { k8sFailure, specOf, statusOf, str } from "./Common.ts"
 
 export interface Target {
   readonly apiVersion: string
@@ -31,34 +31,7 @@ export const createTargetRr = Effect.gen(function* () {
   const crApiVersion = `${k8s.apiGroup}/v1alpha1`
   const unavailable = k8sFailure("remediation requests")
 
-  const ensureSession = (rrName: string, ctx: ToolContext, now: string) =>
-    Effect.gen(function* () {
-      const sessions = yield* k8s.listCr("investigationsessions").pipe(Effect.mapError(unavailable))
-      const mine = sessions.items.find((s) =>
-        str(record(specOf(s).remediationRequestRef).name) === rrName &&
-        str(record(specOf(s).userIdentity).username) === ctx.caller.principal.user &&
-        (str(statusOf(s).phase) ?? "Active") === "Active"
-      )
-      if (mine !== undefined) return
-      const name = `${rrName}-${suffix()}`.slice(0, 253)
-      yield* k8s.createCr("investigationsessions", {
-        apiVersion: crApiVersion,
-        kind: "InvestigationSession",
-        metadata: { name, namespace: k8s.namespace, labels: { [`${k8s.apiGroup}/remediation-request`]: rrName.slice(0, 63) } },
-        spec: {
-          remediationRequestRef: { name: rrName, namespace: k8s.namespace },
-          userIdentity: { username: ctx.caller.principal.user, groups: [...ctx.caller.principal.groups] },
-          joinMode: "start"
-        }
-      }).pipe(Effect.mapError((e) => e._tag === "K8sConflict"
-        ? new ToolError({ message: "investigation session already exists, please retry", code: "conflict" })
-        : unavailable(e)))
-      // Status is a subresource: the create ignores it.
-      yield* k8s.patchCrStatus("investigationsessions", name, { phase: "Active", startedAt: now, leaseHolder: ctx.caller.principal.user })
-        .pipe(Effect.ignore)
-    })
-
-  /** Finds or creates the RR for `t` and the caller's session on it; answers the RR name. */
+  /** Finds or creates the RR for `t`; answers the RR name. */
   return (t: Target, ctx: ToolContext) =>
     Effect.gen(function* () {
       const fingerprint = targetFingerprint(t)
@@ -74,7 +47,6 @@ export const createTargetRr = Effect.gen(function* () {
           correlationId: existing.metadata.name,
           data: { session_id: ctx.sessionId ?? "", fingerprint, existing_rr_name: existing.metadata.name }
         })
-        yield* ensureSession(existing.metadata.name, ctx, now)
         return existing.metadata.name
       }
       const signalName = t.signalName ?? "InteractiveInvestigation"
@@ -107,7 +79,6 @@ export const createTargetRr = Effect.gen(function* () {
           target_name: t.name, fingerprint, signal_name: signalName
         }
       })
-      yield* ensureSession(name, ctx, now)
       return name
     })
 })
