@@ -3,7 +3,7 @@
  * environment); the `llm` block itself is read by the core Llm layer. `LLM_PROVIDER`, `LLM_ENDPOINT`, `LLM_MODEL`
  * and `LLM_API_KEY` (any `LLM_…` key) are accepted as short names of `AGENT_LLM_…`.
  */
-import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, HashSet, Layer } from "effect"
+import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, HashSet, Layer, Option, type Redacted } from "effect"
 import { duration, intInRange } from "@kubemend/core/Config"
 import { type AuthConfigShape, authConfig, AuthConfig } from "@kubemend/core/Auth"
 
@@ -73,6 +73,16 @@ export interface AgentSettings {
      */
     readonly startWait: Duration.Duration
   }
+  /** The metrics backend the investigation queries (CR `monitoring.prometheus`); no URL, no Prometheus tools. */
+  readonly prometheus: {
+    /** Prometheus or Thanos Querier base URL (`…/api/v1/query` is appended). */
+    readonly url: string | undefined
+    /** Bearer token sent with every query. */
+    readonly token: Redacted.Redacted | undefined
+    /** A token file read at each query (a projected ServiceAccount token rotates); wins over `token`. */
+    readonly tokenFile: string | undefined
+    readonly timeout: Duration.Duration
+  }
 }
 
 export class AgentConfig extends Context.Tag("@kubemend/agent/AgentConfig")<AgentConfig, AgentSettings>() {
@@ -103,7 +113,8 @@ export class AgentConfig extends Context.Tag("@kubemend/agent/AgentConfig")<Agen
       leaseTTL: Duration.seconds(60),
       inactivityTimeout: Duration.minutes(30),
       startWait: Duration.seconds(20)
-    }
+    },
+    prometheus: { url: undefined, token: undefined, tokenFile: undefined, timeout: Duration.seconds(15) }
   }
 
   /** For tests. */
@@ -165,6 +176,16 @@ const settingsConfig: Config.Config<AgentSettings> = Config.all({
       startWait: dur("startWait", d.interactive.startWait)
     }),
     "interactive"
+  ),
+  prometheus: at(
+    Config.all({
+      url: Config.string("url").pipe(Config.option, Config.map(Option.getOrUndefined)),
+      token: Config.redacted("token").pipe(Config.option, Config.map(Option.getOrUndefined)),
+      tokenFile: Config.string("tokenFile").pipe(Config.option, Config.map(Option.getOrUndefined)),
+      timeout: dur("timeout", d.prometheus.timeout)
+    }),
+    "prometheus",
+    "monitoring"
   )
 })
 

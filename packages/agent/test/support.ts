@@ -133,12 +133,12 @@ export interface TestOptions {
 }
 
 /** The devkit's dev API server, seeded, with the agent's K8s layer talking to it over HTTP. */
-const DevKubeCluster = (seed: ReadonlyArray<KubeObject>) =>
+export const DevKubeCluster = (seed: ReadonlyArray<KubeObject>) =>
   Layer.unwrapEffect(Effect.map(DevKube, (kube) => K8sLive.layer({ namespace, kubeconfig: kube.kubeConfig() }))).pipe(
     Layer.provideMerge(Layer.scoped(DevKube, Effect.tap(DevKube.scoped(), (kube) => Effect.sync(() => kube.seed(seed)))))
   )
 
-const agentOn = <E, R>(cluster: Layer.Layer<R, E>, options: TestOptions) =>
+export const agentOn = <E, R>(cluster: Layer.Layer<R, E>, options: TestOptions) =>
   ServerLive.pipe(
     Layer.provideMerge(options.workflows === undefined ? StorageTest : storageWith(options.workflows)),
     Layer.provideMerge(AlignmentLlm.fromMain),

@@ -2,6 +2,7 @@
  * The cluster API as the services use it. Live on `@kubernetes/client-node` (K8s/Live.ts), in memory for unit tests
  * (K8s/Memory.ts); one contract suite runs against both.
  */
+import type { PodLogQuery } from "./K8s/PodLogs.ts"
 import type { Duration, Effect, Option, Stream } from "effect"
 import { Context, Schema } from "effect"
 
@@ -186,6 +187,13 @@ export interface K8sService {
     ref: ResourceRef & ListOptions
   ) => Effect.Effect<KubeList, K8sAmbiguousKind | K8sUnknownKind | K8sUnavailable>
   readonly listEvents: (filter: EventFilter) => Effect.Effect<ReadonlyArray<KubeObject>, K8sUnavailable>
+  /**
+   * A container's log (`pods/<name>/log`): `previous` reads the last terminated container. The server's 400s (no such
+   * container, no previous container) come back as K8sUnavailable with `status: 400` and its message.
+   */
+  readonly podLog: (
+    ref: { readonly namespace: string; readonly name: string } & PodLogQuery
+  ) => Effect.Effect<string, K8sNotFound | K8sUnavailable>
 
   /** Acquire (or take over an expired) coordination.k8s.io Lease in the controller namespace. */
   readonly acquireLease: (

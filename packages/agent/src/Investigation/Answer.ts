@@ -17,6 +17,14 @@ export const ProposedWorkflow = Schema.Struct({
 })
 export type ProposedWorkflow = typeof ProposedWorkflow.Type
 
+/** The resource the analysis says to remediate (the workflow phase's discovery and parameters follow it). */
+export const RemediationTarget = Schema.Struct({
+  kind: Schema.String.pipe(Schema.pattern(/^[A-Za-z][A-Za-z0-9]{0,62}$/)),
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(253)),
+  namespace: optional(Schema.String),
+  api_version: optional(Schema.String)
+})
+
 export const FinalAnswer = Schema.Struct({
   root_cause: optional(Schema.String),
   summary: optional(Schema.String),
@@ -32,7 +40,8 @@ export const FinalAnswer = Schema.Struct({
     Schema.Array(Schema.Struct({ workflow_id: Schema.String, rationale: optional(Schema.String), confidence: optional(Confidence) }))
   ),
   needs_human_review: optional(Schema.Boolean),
-  human_review_reason: optional(HumanReviewReason)
+  human_review_reason: optional(HumanReviewReason),
+  remediation_target: optional(RemediationTarget)
 })
 export type FinalAnswer = typeof FinalAnswer.Type
 
@@ -60,8 +69,30 @@ const jsonText = (text: string): string | undefined => {
 
 const decode = Schema.decodeUnknownEither(FinalAnswer, { errors: "all" })
 
-/** The parsed answer, or a message telling the model what to fix. */
-export const parseAnswer = (text: string): Either.Either<FinalAnswer, string> => {
+/** The root-cause phase's answer: the analysis and the resource to remediate, without a workflow. */
+export const rcaFormat = `{
+  "root_cause": "one or two sentences naming the root cause",
+  "confidence": 0.0-1.0,
+  "severity": "critical | high | warning | info",
+  "contributing_factors": ["..."],
+  "investigation_outcome": "actionable | resolved | no_action_needed | inconclusive",
+  "actionable": true | false,
+  "remediation_target": { "kind": "...", "name": "...", "namespace": "...", "api_version": "..." }
+}`
+
+/** The workflow-selection phase's answer. */
+export const selectionFormat = `{
+  "selected_workflow": { "workflow_id": "<id from list_workflows>", "parameters": { ... }, "rationale": "...", "confidence": 0.0-1.0 } | null,
+  "alternative_workflows": [{ "workflow_id": "...", "rationale": "...", "confidence": 0.0-1.0 }],
+  "needs_human_review": true | false,
+  "human_review_reason": "no_matching_workflows | low_confidence | ..."
+}`
+
+/**
+ * The parsed answer, or a message telling the model what to fix. In the workflow phase `base` is the root-cause
+ * answer: the selection is laid over it, so it need not repeat the analysis.
+ */
+export const parseAnswer = (text: string, base?: FinalAnswer): Either.Either<FinalAnswer, string> => {
   const raw = jsonText(text)
   if (raw === undefined) return Either.left("your final answer must be a JSON object")
   let value: unknown
@@ -72,7 +103,10 @@ export const parseAnswer = (text: string): Either.Either<FinalAnswer, string> =>
   }
   return Either.flatMap(
     Either.mapLeft(decode(value), (e) => `your final answer does not match the format: ${ParseResult.TreeFormatter.formatErrorSync(e)}`),
-    (answer) => (rootCauseOf(answer) === "" ? Either.left("your final answer must state the root_cause") : Either.right(answer))
+    (own) => {
+      const answer = base === undefined ? own : { ...base, ...own }
+      return rootCauseOf(answer) === "" ? Either.left("your final answer must state the root_cause") : Either.right(answer)
+    }
   )
 }
 

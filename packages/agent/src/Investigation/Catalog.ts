@@ -21,7 +21,10 @@ export class CatalogUnavailable extends Data.TaggedError("CatalogUnavailable")<{
 export class WorkflowNotFound extends Data.TaggedError("WorkflowNotFound")<{ readonly workflowId: string }> {}
 
 export interface CatalogService {
-  readonly listActions: (context: SignalContext) => Effect.Effect<ActionTypeListResponse, CatalogUnavailable>
+  readonly listActions: (
+    context: SignalContext,
+    page?: { readonly offset: number; readonly limit: number }
+  ) => Effect.Effect<ActionTypeListResponse, CatalogUnavailable>
   readonly listWorkflows: (
     actionType: string,
     context: SignalContext
@@ -66,7 +69,8 @@ const make = Effect.gen(function* () {
       )
 
   return Catalog.of({
-    listActions: (context) => guarded(Effect.mapError(storage.listActions({ ...context, limit: pageSize }), unavailable)),
+    listActions: (context, page) =>
+      guarded(Effect.mapError(storage.listActions({ ...context, offset: page?.offset ?? 0, limit: page?.limit ?? pageSize }), unavailable)),
     listWorkflows: (actionType, context) =>
       guarded(Effect.mapError(storage.listWorkflowsByAction(actionType, { ...context, limit: pageSize }), unavailable)),
     getWorkflow,

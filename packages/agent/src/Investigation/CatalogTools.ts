@@ -15,6 +15,8 @@ import { parameterSpecs } from "./Params.ts"
 import type { TargetRef } from "./Run.ts"
 import { failed, ok, opt, tool } from "./ToolKit.ts"
 
+/** Action types per page of `list_available_actions`, as the original pages them. */
+const actionsPage = 10
 const levels = new Set(["critical", "high", "warning", "info"])
 
 const componentOf = (t: { apiVersion?: string | undefined; kind: string }) =>
@@ -46,11 +48,18 @@ export const make = Effect.gen(function* () {
 
   const listActions = tool(
     "list_available_actions",
-    "Workflow discovery step 1: the remediation action types that have workflows matching this incident.",
-    Schema.Struct({}),
-    (_, run) =>
-      catalog.listActions(signalContext(run.session.request, run.remediationTarget)).pipe(
-        Effect.map((r) => ok({ action_types: r.actionTypes, total: r.pagination.totalCount })),
+    "Workflow discovery step 1: the remediation action types that have workflows matching this incident, a page at a time (offset).",
+    Schema.Struct({ offset: opt(Schema.Number.pipe(Schema.between(0, 10_000))), limit: opt(Schema.Number.pipe(Schema.between(1, 100))) }),
+    (a, run) =>
+      catalog.listActions(signalContext(run.session.request, run.remediationTarget), {
+        offset: Math.round(a.offset ?? 0), limit: Math.round(a.limit ?? actionsPage)
+      }).pipe(
+        Effect.map((r) => ok({
+          action_types: r.actionTypes,
+          total: r.pagination.totalCount,
+          offset: r.pagination.offset,
+          ...(r.pagination.hasMore ? { next_offset: r.pagination.offset + r.pagination.limit } : {})
+        })),
         Effect.catchAll(unavailable)
       )
   )

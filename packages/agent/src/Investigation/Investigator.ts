@@ -9,16 +9,16 @@ import type { IncidentResponse } from "@kubemend/core/domain/Incident"
 import { AgentConfig } from "../AgentConfig.ts"
 import type { InvestigationFailed, Session } from "../Sessions/Session.ts"
 import { Alignment } from "./Alignment.ts"
-import { type FinalAnswer, parseAnswer, rootCauseOf } from "./Answer.ts"
+import { answerFormat, type FinalAnswer, parseAnswer, rcaFormat, rootCauseOf, selectionFormat } from "./Answer.ts"
 import { Catalog } from "./Catalog.ts"
 import { detect } from "./Labels.ts"
 import { Loop } from "./Loop.ts"
 import { parameterSpecs, selectedParameters, validateParameters } from "./Params.ts"
-import { correction, incidentPrompt, systemPrompt } from "./Prompt.ts"
+import { correction, incidentPrompt, rcaSystemPrompt, selectionPrompt, workflowSystemPrompt } from "./Prompt.ts"
 import { Audit } from "@kubemend/core/Audit"
 import { emit } from "./Report.ts"
 import { humanReviewResponse, type ResponseDraft } from "./Result.ts"
-import { addWarning, makeRun, type RunState } from "./Run.ts"
+import { addWarning, makeRun, type RunState, type TargetRef } from "./Run.ts"
 import { Tools } from "./Tools.ts"
 import type { HumanReviewReason } from "@kubemend/core/domain/AIAnalysis"
 import type { ProposedWorkflow } from "./Answer.ts"
@@ -138,29 +138,85 @@ export class Investigator extends Effect.Service<Investigator>()("@kubemend/agen
       }
     }
 
-    /** Turns until an acceptable answer, sending corrections; ends in a response or a human-review response. */
-    const decide = (run: RunState): Effect.Effect<ResponseDraft, InvestigationFailed> =>
+    const now = () => Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (t) => new Date(t))
+
+    type Answered = { readonly _tag: "Answer"; readonly answer: FinalAnswer } | { readonly _tag: "Draft"; readonly draft: ResponseDraft }
+
+    /** Turns until a parsable answer (format corrections sent), or a human-review draft when the run escalates. */
+    const answerOf = (run: RunState, base: FinalAnswer | undefined, format: string): Effect.Effect<Answered, InvestigationFailed> =>
       Effect.gen(function* () {
         const request = run.session.request
-        const now = () => Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (t) => new Date(t))
         let formatErrors = 0
         while (true) {
           const outcome = run.escalation !== undefined
             ? ({ _tag: "Escalated", escalation: run.escalation } as const)
             : yield* loop.untilAnswer(run, config.maxTurns)
           if (outcome._tag === "Escalated") {
-            return humanReviewResponse(request, outcome.escalation.reason, outcome.escalation.summary, run.warnings, yield* now())
+            return { _tag: "Draft", draft: humanReviewResponse(request, outcome.escalation.reason, outcome.escalation.summary, run.warnings, yield* now()) }
           }
-          const parsed = parseAnswer(outcome.text)
-          if (Either.isLeft(parsed)) {
-            if (++formatErrors > config.answerFormatRetries) {
-              addWarning(run, `unusable final answer: ${parsed.left}`)
-              return humanReviewResponse(request, "llm_parsing_error", outcome.text.trim() || "the model gave no usable answer", run.warnings, yield* now())
+          const parsed = parseAnswer(outcome.text, base)
+          if (Either.isRight(parsed)) return { _tag: "Answer", answer: parsed.right }
+          if (++formatErrors > config.answerFormatRetries) {
+            addWarning(run, `unusable final answer: ${parsed.left}`)
+            return {
+              _tag: "Draft",
+              draft: humanReviewResponse(request, "llm_parsing_error", outcome.text.trim() || "the model gave no usable answer", run.warnings, yield* now())
             }
-            run.messages.push(message.user(correction(parsed.left)))
-            continue
           }
-          const answer = parsed.right
+          run.messages.push(message.user(correction(parsed.left, format)))
+        }
+      })
+
+    /** The analysis' remediation target, completed from the cluster (apiVersion; no namespace when cluster-scoped). */
+    const targetOf = (run: RunState, t: NonNullable<FinalAnswer["remediation_target"]>) =>
+      Effect.gen(function* () {
+        const namespace = t.namespace ?? run.session.request.resource_namespace
+        const found = yield* Effect.option(k8s.getResource({
+          kind: t.kind, name: t.name, namespace, ...(t.api_version === undefined ? {} : { apiVersion: t.api_version })
+        }))
+        if (found._tag === "None") return { kind: t.kind, name: t.name, namespace, ...(t.api_version === undefined ? {} : { apiVersion: t.api_version }) }
+        const o = found.value
+        return {
+          kind: o.kind ?? t.kind, name: t.name,
+          ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }),
+          ...(o.apiVersion === undefined ? {} : { apiVersion: o.apiVersion })
+        } satisfies TargetRef as TargetRef
+      })
+
+    const wantsWorkflow = (a: FinalAnswer) =>
+      a.selected_workflow === undefined && a.actionable !== false && a.needs_human_review !== true &&
+      !["resolved", "no_action_needed", "inconclusive"].includes(a.investigation_outcome ?? "")
+
+    /** Phase two: a fresh conversation with the selection tools (and the workflow_discovery model, when set). */
+    const startSelection = (run: RunState, rca: FinalAnswer) =>
+      Effect.gen(function* () {
+        yield* ensureTarget(run)
+        run.messages.length = 0
+        run.messages.push(message.system(workflowSystemPrompt), message.user(selectionPrompt(run.session.request, rca, run.remediationTarget)))
+        run.toolset = "workflow"
+        yield* loop.setPhase(run, "workflow_discovery")
+      })
+
+    /** Root cause, then (when a remediation is wanted) workflow selection, then validation with corrections. */
+    const decide = (run: RunState): Effect.Effect<ResponseDraft, InvestigationFailed> =>
+      Effect.gen(function* () {
+        const first = yield* answerOf(run, undefined, rcaFormat)
+        if (first._tag === "Draft") return first.draft
+        let answer = first.answer
+        if (answer.remediation_target !== undefined) run.remediationTarget = yield* targetOf(run, answer.remediation_target)
+        let base: FinalAnswer | undefined
+        let format = answerFormat
+        if (wantsWorkflow(answer)) {
+          // The selection decides the outcome (workflow_selected or not), so the analysis' own outcome is dropped.
+          const { investigation_outcome: _outcome, ...analysis } = answer
+          base = analysis
+          format = selectionFormat
+          yield* startSelection(run, analysis)
+          const second = yield* answerOf(run, base, format)
+          if (second._tag === "Draft") return second.draft
+          answer = second.answer
+        }
+        while (true) {
           if (answer.selected_workflow === undefined || answer.selected_workflow === null) {
             return draftOf(run, answer, undefined, yield* now())
           }
@@ -173,8 +229,11 @@ export class Investigator extends Effect.Service<Investigator>()("@kubemend/agen
             return { ...draft, needs_human_review: true, human_review_reason: checked.reason }
           }
           run.messages.push(message.user(correction(
-            `the selected workflow ${answer.selected_workflow.workflow_id} is not valid: ${checked.errors.join("; ")}`
+            `the selected workflow ${answer.selected_workflow.workflow_id} is not valid: ${checked.errors.join("; ")}`, format
           )))
+          const next = yield* answerOf(run, base, format)
+          if (next._tag === "Draft") return next.draft
+          answer = next.answer
         }
       })
 
@@ -220,7 +279,8 @@ export class Investigator extends Effect.Service<Investigator>()("@kubemend/agen
     const investigate = (session: Session): Effect.Effect<IncidentResponse, InvestigationFailed> =>
       Effect.suspend(() => {
         const prompt = incidentPrompt(session.request)
-        const run = makeRun(session, [message.system(systemPrompt), message.user(prompt)])
+        const run = makeRun(session, [message.system(rcaSystemPrompt), message.user(prompt)])
+        run.toolset = "rca"
         return Effect.gen(function* () {
           yield* alignment.review(run, { kind: "signal_input", content: prompt })
           return yield* finalize(run, yield* decide(run))

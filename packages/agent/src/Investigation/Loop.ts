@@ -51,7 +51,7 @@ export class Loop extends Effect.Service<Loop>()("@kubemend/agent/Loop", {
         }
         const response = yield* model.complete(run.session, turn, {
           messages: run.messages,
-          ...(withTools ? { tools: tools.definitions } : {}),
+          ...(withTools ? { tools: tools.definitionsFor(run.toolset) } : {}),
           phase
         })
         run.messages.push(message.assistant(response.text, response.toolCalls))

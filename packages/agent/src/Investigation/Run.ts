@@ -42,8 +42,12 @@ export interface WorkflowSeen {
   readonly executionBundle?: string
 }
 
+/** Which tools the model is offered: the root-cause phase's, the workflow phase's, or all (interactive). */
+export type Toolset = "rca" | "workflow" | "all"
+
 export interface RunState {
   readonly session: Session
+  toolset: Toolset
   readonly messages: Array<Message>
   turns: number
   readonly toolCalls: Map<string, number>
@@ -66,6 +70,7 @@ export interface RunState {
 
 export const makeRun = (session: Session, messages: ReadonlyArray<Message>): RunState => ({
   session,
+  toolset: "all",
   messages: [...messages],
   turns: 0,
   toolCalls: new Map(),

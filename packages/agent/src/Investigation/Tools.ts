@@ -9,7 +9,9 @@ import type { ToolCall, ToolDefinition } from "@kubemend/core/Llm"
 import { AgentConfig } from "../AgentConfig.ts"
 import * as CatalogTools from "./CatalogTools.ts"
 import * as ClusterTools from "./ClusterTools.ts"
-import { addWarning, type Escalation, type RunState } from "./Run.ts"
+import * as PrometheusTools from "./PrometheusTools.ts"
+import * as WorkloadTools from "./WorkloadTools.ts"
+import { addWarning, type Escalation, type RunState, type Toolset } from "./Run.ts"
 import { clean } from "./Safety.ts"
 import { Summarizer } from "./Summarizer.ts"
 import type { Tool, ToolResult } from "./ToolKit.ts"
@@ -37,9 +39,18 @@ export class Tools extends Effect.Service<Tools>()("@kubemend/agent/Tools", {
     const summarizer = yield* Summarizer
     const cluster = yield* ClusterTools.make
     const catalog = yield* CatalogTools.make
-    const all: ReadonlyArray<Tool> = [...cluster.tools, ...catalog]
+    const workload = yield* WorkloadTools.make
+    const prometheus = yield* PrometheusTools.make
+    // The one list of the investigation's tools; README "Agent tools" describes the same set.
+    const all: ReadonlyArray<Tool> = [...cluster.tools, ...workload, ...prometheus, ...catalog]
     const byName = new Map(all.map((t) => [t.definition.name, t]))
     const definitions: ReadonlyArray<ToolDefinition> = all.map((t) => t.definition)
+    const selection = new Set(["list_available_actions", "list_workflows", "get_workflow"])
+    const byToolset: Record<Toolset, ReadonlyArray<ToolDefinition>> = {
+      all: definitions,
+      rca: definitions.filter((d) => !selection.has(d.name)),
+      workflow: definitions.filter((d) => selection.has(d.name))
+    }
 
     /** Why a call is refused before it runs, if it is. */
     const refusal = (run: RunState, name: string): Refusal | undefined => {
@@ -105,6 +116,9 @@ export class Tools extends Effect.Service<Tools>()("@kubemend/agent/Tools", {
 
     const budgetLeft = (run: RunState) => run.totalToolCalls < config.maxTotalToolCalls
 
-    return { definitions, execute, budgetLeft, ownerChain: cluster.ownerChain } as const
+    /** The tools offered in a phase (a call to another known tool still runs: models reach ahead). */
+    const definitionsFor = (toolset: Toolset) => byToolset[toolset]
+
+    return { definitions, definitionsFor, execute, budgetLeft, ownerChain: cluster.ownerChain } as const
   })
 }) {}

@@ -77,6 +77,13 @@ export const getJson = (kc: KubeConfig, path: string, query: Query = {}) => asyn
   return JSON.parse(await readBody(res, Number.POSITIVE_INFINITY)) as unknown
 }
 
+/** GET a text answer (container logs), keeping at most `limit` bytes of it. */
+export const getText = (kc: KubeConfig, path: string, query: Query, limit: number) => async (signal: AbortSignal): Promise<string> => {
+  const res = await send(kc, urlFor(kc, path, query), signal)
+  if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode > 299) throw await failureOf(res)
+  return readBody(res, limit)
+}
+
 /**
  * One watch request as a stream of parsed lines; it ends when the server closes the response. Interrupting the stream
  * aborts the request. `connectTimeout` bounds the wait for the response headers.

@@ -16,7 +16,7 @@ import { type CrPlural, K8s, type K8sService, type K8sUnavailable, type KubeList
 import { callOptions, type KubeconfigSource, loadKubeConfig, makeCall } from "./Client.ts"
 import { crKinds, crVersion, defaultApiGroup, type K8sBaseOptions, resolveSettings } from "./Config.ts"
 import { discover } from "./Discovery.ts"
-import { getJson, watchLines } from "./Http.ts"
+import { getJson, getText, watchLines } from "./Http.ts"
 import * as Leases from "./Leases.ts"
 import { makeLeaseStore } from "./LiveLeases.ts"
 import { redactItems, redactSecret } from "./Redact.ts"
@@ -29,6 +29,9 @@ export interface K8sLiveOptions extends K8sBaseOptions {
   /** Kubeconfig YAML text, `"in-cluster"`, or absent for `KUBECONFIG` / `~/.kube/config`. */
   readonly kubeconfig?: KubeconfigSource
 }
+
+/** Logs read without a `limitBytes` stop here (a container can log gigabytes). */
+const podLogCap = 1024 * 1024
 
 // The server's JSON; the typed views decode spec/status with the domain schemas.
 const asObject = (u: unknown): KubeObject => u as KubeObject
@@ -173,6 +176,18 @@ export const make = (options: K8sLiveOptions): Effect.Effect<K8sService, K8sUnav
           Effect.map((l) => l.items),
           Effect.mapError(unavailable),
           Effect.withSpan("K8s.listEvents")
+        ),
+
+      podLog: (ref) =>
+        call(getText(kc, `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/pods/${encodeURIComponent(ref.name)}/log`, {
+          container: ref.container,
+          previous: ref.previous === true ? "true" : undefined,
+          tailLines: ref.tailLines === undefined ? undefined : String(ref.tailLines),
+          sinceSeconds: ref.sinceSeconds === undefined ? undefined : String(ref.sinceSeconds),
+          limitBytes: ref.limitBytes === undefined ? undefined : String(ref.limitBytes)
+        }, ref.limitBytes ?? podLogCap)).pipe(
+          Effect.mapError(notFoundOr("Pod", ref.name)),
+          Effect.withSpan("K8s.podLog", { attributes: { name: ref.name } })
         ),
 
       acquireLease: leases.acquire,

@@ -6,6 +6,7 @@
  *   Effect.provide(K8sMemory.layer({ namespace: "ns", seed: [rr] }))
  *   const { actions } = yield* K8sMemory
  */
+import { PodLogBook } from "./PodLogs.ts"
 import { Clock, Context, Duration, Effect, Layer, Option, PubSub, Ref, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import {
@@ -74,6 +75,8 @@ export interface K8sMemoryControl {
   readonly setWatchHistory: (size: number) => Effect.Effect<void>
   readonly setAllowed: (rules: ReadonlyArray<SarRule>) => Effect.Effect<void>
   readonly registerToken: (token: string, user: ReviewedUser) => Effect.Effect<void>
+  /** Sets a container's current (or previous, terminated) log, as the kubelet would hold it. */
+  readonly setPodLog: (namespace: string, pod: string, container: string, text: string, previous?: boolean) => Effect.Effect<void>
 }
 
 const wild = (rule: string | undefined, value: string | undefined) => rule === undefined || rule === "*" || rule === value
@@ -110,6 +113,7 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
         })
       )
     const ops = makeOps({ store, table, namespace, apiGroup, uid: randomUUID })
+    const logs = new PodLogBook()
     if (options.seed !== undefined) {
       const now = yield* Clock.currentTimeMillis
       ops.seed(options.seed, now)
@@ -203,6 +207,12 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
             Effect.mapError(unavailable)
           ),
 
+      podLog: (ref) =>
+        run({ verb: "get", plural: "pods/log", name: ref.name }, () => {
+          const answer = logs.read(ref.namespace, ref.name, store.get("/pods", ref.namespace, ref.name), ref)
+          return answer._tag === "Log" ? answer.text : new HttpFailure({ status: answer.status, message: answer.message })
+        }).pipe(Effect.mapError(notFoundOr("Pod", ref.name))),
+
       acquireLease: leases.acquire,
       takeoverLease: leases.takeover,
       renewLease: leases.renew,
@@ -238,7 +248,8 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
       compactHistory: Effect.sync(() => store.compact()),
       setWatchHistory: (size) => Effect.sync(() => store.setHistory(size)),
       setAllowed: (rules) => Ref.set(allow, rules),
-      registerToken: (token, user) => Ref.update(tokens, (t) => ({ ...t, [token]: user }))
+      registerToken: (token, user) => Ref.update(tokens, (t) => ({ ...t, [token]: user })),
+      setPodLog: (ns, pod, container, text, previous) => Effect.sync(() => logs.set(ns, pod, container, text, previous))
     }
     return { service, control }
   })

@@ -57,6 +57,8 @@ export const staticTable = (apiGroup: string): ReadonlyArray<ResourceMapping> =>
     row("rbac.authorization.k8s.io", "v1", true)("RoleBinding", "rolebindings"),
     row("rbac.authorization.k8s.io", "v1", false)("ClusterRole", "clusterroles"),
     row("rbac.authorization.k8s.io", "v1", false)("ClusterRoleBinding", "clusterrolebindings"),
+    row("metrics.k8s.io", "v1beta1", true)("PodMetrics", "pods"),
+    row("metrics.k8s.io", "v1beta1", false)("NodeMetrics", "nodes"),
     ...Object.entries(crKinds).map(([plural, kind]) => cr(kind, plural))
   ]
 }

@@ -5,6 +5,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { listenScoped } from "./Listen.ts"
+import type { DevSeries } from "./PromQl.ts"
+import { handleQuery } from "./PromQlHttp.ts"
 
 /** One alert as Prometheus reports it. */
 export interface DevAlert {
@@ -23,6 +25,8 @@ export interface DevAlertsOptions {
   readonly port?: number
   /** Initial alerts; default `demoAlerts()`. */
   readonly alerts?: ReadonlyArray<DevAlert>
+  /** Series the PromQL endpoints (`/api/v1/query`, `/api/v1/query_range`) answer from. */
+  readonly series?: ReadonlyArray<DevSeries>
 }
 
 export interface DevAlertsService {
@@ -31,6 +35,7 @@ export interface DevAlertsService {
   readonly set: (alerts: ReadonlyArray<DevAlert>) => Effect.Effect<void>
   readonly setFault: (fault: AlertsFault) => Effect.Effect<void>
   readonly requests: Effect.Effect<number>
+  readonly setSeries: (series: ReadonlyArray<DevSeries>) => Effect.Effect<void>
 }
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString()
@@ -72,7 +77,9 @@ export const make = (options: DevAlertsOptions = {}) =>
     let alerts = options.alerts ?? demoAlerts()
     let fault: AlertsFault = "none"
     let count = 0
+    let series = options.series ?? []
     const listening = yield* listenScoped((req, res) => {
+      if (fault === "none" && handleQuery(req, res, series)) return
       const path = (req.url ?? "").split("?")[0]
       if (req.method !== "GET" || path !== "/api/v1/alerts") {
         res.writeHead(404, { "content-type": "application/json" })
@@ -99,7 +106,11 @@ export const make = (options: DevAlertsOptions = {}) =>
         Effect.sync(() => {
           fault = f
         }),
-      requests: Effect.sync(() => count)
+      requests: Effect.sync(() => count),
+      setSeries: (next) =>
+        Effect.sync(() => {
+          series = next
+        })
     }
     return service
   })

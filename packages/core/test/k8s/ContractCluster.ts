@@ -60,6 +60,26 @@ export const clusterCases = (using: Using) => {
         .toMatchObject({ _tag: "K8sUnknownKind", kind: "Frobnicator" })
     })))
 
+  it.live("container logs: the only container by default, previous, tailLines, limitBytes and the server's 400s", () =>
+    env(Effect.gen(function* () {
+      const k8s = yield* K8s
+      const harness = yield* K8sHarness
+      const pod = (name: string, containers: ReadonlyArray<string>) =>
+        ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: "apps" }, spec: { containers: containers.map((c) => ({ name: c, image: "x" })) } })
+      yield* harness.seed([pod("one", ["app"]), pod("two", ["app", "sidecar"])])
+      yield* harness.setPodLog("apps", "one", "app", "start\nready\nserving\n")
+      yield* harness.setPodLog("apps", "one", "app", "boot\npanic: nil map\n", true)
+      expect(yield* k8s.podLog({ namespace: "apps", name: "one" })).toBe("start\nready\nserving\n")
+      expect(yield* k8s.podLog({ namespace: "apps", name: "one", previous: true, tailLines: 1 })).toBe("panic: nil map\n")
+      expect(yield* k8s.podLog({ namespace: "apps", name: "one", limitBytes: 5 })).toBe("start")
+      expect(yield* Effect.flip(k8s.podLog({ namespace: "apps", name: "two" })))
+        .toMatchObject({ _tag: "K8sUnavailable", status: 400, message: expect.stringContaining("choose one of: [app sidecar]") })
+      expect(yield* Effect.flip(k8s.podLog({ namespace: "apps", name: "two", container: "sidecar", previous: true })))
+        .toMatchObject({ status: 400, message: expect.stringContaining("previous terminated container") })
+      expect(yield* k8s.podLog({ namespace: "apps", name: "two", container: "sidecar" })).toBe("")
+      expect((yield* Effect.flip(k8s.podLog({ namespace: "apps", name: "gone" })))._tag).toBe("K8sNotFound")
+    })))
+
   it.live("events by reason and involved object", () =>
     env(Effect.gen(function* () {
       const k8s = yield* K8s

@@ -35,6 +35,7 @@ export interface K8sHarnessService {
   readonly registerToken: (token: string, user: ReviewedUser) => Effect.Effect<void>
   /** Requests received so far with this verb on this plural (`plural/status` for the subresource). */
   readonly count: (verb: string, plural: string) => Effect.Effect<number>
+  readonly setPodLog: (namespace: string, pod: string, container: string, text: string, previous?: boolean) => Effect.Effect<void>
 }
 
 export class K8sHarness extends Context.Tag("test/K8sHarness")<K8sHarness, K8sHarnessService>() {}
@@ -76,6 +77,7 @@ export const memoryLayer: MakeLayer = (options) => {
             return control.setAllowed([...rules])
           }),
         registerToken: control.registerToken,
+        setPodLog: control.setPodLog,
         count: (verb, plural) =>
           Effect.map(control.actions.get, (all) => all.filter((a) => a.verb === verb && a.plural === plural).length)
       }

@@ -37,6 +37,7 @@ export const liveLayer: MakeLayer = ({ watchHistory, ...settings }) =>
           ),
         closeWatches: Effect.sync(() => void kube.faults.closeWatches()),
         openWatches: Effect.sync(() => kube.openWatches()),
+        setPodLog: (ns, pod, container, text, previous) => Effect.sync(() => kube.setPodLog(ns, pod, container, text, previous)),
         grant: (g) =>
           Effect.sync(() => {
             const name = `contract-grant-${++grants}`

@@ -51,6 +51,8 @@ export interface DevKube {
   /** Send a BOOKMARK now on every open watch that allowed bookmarks. */
   readonly sendBookmarks: () => void
   readonly openWatches: () => number
+  /** Sets a container's current (or previous, terminated) log, served at `pods/<name>/log`. */
+  readonly setPodLog: (namespace: string, pod: string, container: string, text: string, previous?: boolean) => void
 }
 
 const tag = Context.GenericTag<DevKube>("@kubemend/core/devkit/DevKube")

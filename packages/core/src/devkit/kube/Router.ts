@@ -8,6 +8,8 @@ import type { ResourceRegistry } from "./Resources.ts"
 import type { Tokens } from "./Reviews.ts"
 import { parseRoute, type Route, verbOf } from "./Route.ts"
 import { ApiError, methodNotAllowed } from "./Status.ts"
+import type { PodLogAnswer, PodLogQuery } from "../../K8s/PodLogs.ts"
+import { logQuery, writeLog } from "./Logs.ts"
 
 /** One request as the server saw it, for tests that check who called what. */
 export interface RecordedRequest extends RequestAttributes {
@@ -29,6 +31,8 @@ export interface RouterDeps {
   readonly serverAddress: () => string
   /** A stored CRD's schema of a kind, for the OpenAPI documents. */
   readonly schemaOf?: SchemaOf
+  /** Container logs (`pods/<name>/log`). */
+  readonly podLog: (namespace: string, name: string, query: PodLogQuery) => PodLogAnswer
 }
 
 const notFoundError = () => new ApiError(404, "NotFound", "the server could not find the requested resource")
@@ -94,6 +98,10 @@ const respond = async (deps: RouterDeps, req: IncomingMessage, res: ServerRespon
     if (route.type === "resource") {
       const rt = deps.registry.find(route.group, route.version, route.plural)
       if (rt === undefined) throw notFoundError()
+      if (rt.group === "" && rt.plural === "pods" && route.subresource === "log" && route.namespace !== undefined && route.name !== undefined) {
+        if (method !== "GET") throw methodNotAllowed(method)
+        return writeLog(res, deps.podLog(route.namespace, route.name, logQuery(url.searchParams)))
+      }
       const reply = deps.api.handle(rt, route, attributes.verb, url.searchParams, req, res, raw)
       if (reply !== undefined) writeJson(res, reply.status, reply.body)
       return

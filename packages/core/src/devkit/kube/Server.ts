@@ -1,4 +1,5 @@
 /** Starting the dev API server: wires the parts, listens on loopback, and builds the DevKube handle. */
+import { PodLogBook } from "../../K8s/PodLogs.ts"
 import * as http from "node:http"
 import * as https from "node:https"
 import type { AddressInfo } from "node:net"
@@ -46,6 +47,7 @@ export const start = async (options: DevKubeOptions = {}): Promise<DevKube> => {
   const tokens = new Tokens(store)
   const api = new ResourceApi(objects, new Authorizer(store), tokens, watches)
   const log: Array<RecordedRequest> = []
+  const logs = new PodLogBook()
   for (const name of ["default", "kube-system", "kube-public"]) {
     seedObjects(objects, [{ apiVersion: "v1", kind: "Namespace", metadata: { name } }])
   }
@@ -62,7 +64,11 @@ export const start = async (options: DevKubeOptions = {}): Promise<DevKube> => {
       if (log.length > requestLogLimit) log.splice(0, log.length - requestLogLimit)
     },
     serverAddress: () => address,
-    schemaOf: (rt) => objects.schemaFor(rt)
+    schemaOf: (rt) => objects.schemaFor(rt),
+    podLog: (namespace, name, query) => {
+      const rt = registry.find("", "v1", "pods")!
+      return logs.read(namespace, name, objects.find(rt, namespace, name), query)
+    }
   })
   const tls = options.tls ? await generateTls([host, "localhost"]) : undefined
   const server = tls ? https.createServer({ key: tls.keyPem, cert: tls.certPem }, handler) : http.createServer(handler)
@@ -121,7 +127,8 @@ export const start = async (options: DevKubeOptions = {}): Promise<DevKube> => {
     compactHistory: () => store.compact(),
     setWatchHistory: (size) => store.setHistoryLimit(size),
     sendBookmarks: () => watches.bookmarkAll(),
-    openWatches: () => watches.count
+    openWatches: () => watches.count,
+    setPodLog: (namespace, pod, container, text, previous) => logs.set(namespace, pod, container, text, previous)
   }
 }
 

@@ -20,8 +20,11 @@ export type ScriptedTurn =
 
 export interface Script {
   readonly name: string
-  /** Played when the first user message contains this text; a script without `match` is the default. */
-  readonly match?: string
+  /**
+   * Played when the first user message contains this text (every one of them, for a list: e.g. an incident and the
+   * workflow-selection phase's opening); a script without `match` is the default.
+   */
+  readonly match?: string | ReadonlyArray<string>
   readonly turns: ReadonlyArray<ScriptedTurn>
 }
 
@@ -43,7 +46,8 @@ export const firstUserText = (messages: ReadonlyArray<WireMessage>) =>
 /** The script for a conversation: the first whose `match` occurs in the first user message, else the default. */
 export const chooseScript = (scripts: ReadonlyArray<Script>, messages: ReadonlyArray<WireMessage>) => {
   const first = firstUserText(messages)
-  return scripts.find((s) => s.match !== undefined && first.includes(s.match)) ??
+  const fits = (m: string | ReadonlyArray<string>) => (typeof m === "string" ? [m] : m).every((part) => first.includes(part))
+  return scripts.find((s) => s.match !== undefined && fits(s.match)) ??
     scripts.find((s) => s.match === undefined)
 }
 
