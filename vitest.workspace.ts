@@ -10,5 +10,14 @@ export default defineWorkspace(
       testTimeout: 30_000,
       hookTimeout: 60_000
     }
-  }))
+  })).concat([{
+    // Scripted investigations of whole incidents against the real agent (packages/agent/scenarios).
+    test: {
+      name: "scenarios",
+      root: "packages/agent",
+      include: ["scenarios/**/*.test.ts"],
+      testTimeout: 60_000,
+      hookTimeout: 60_000
+    }
+  }])
 )
