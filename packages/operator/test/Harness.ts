@@ -83,7 +83,7 @@ export const world = (settings: Partial<OperatorSettings> = {}) =>
       for (const job of kube.list("batch/v1", "Job", namespace)) kube.put({ ...job, status: { succeeded: 1 } })
     }
     /** Plays the Deployment controller: the named services report ready (the others rolled out, not ready). */
-    const reportReady = (ready: ReadonlyArray<string> = ["gateway", "agent", "storage", "console"]) => {
+    const reportReady = (ready: ReadonlyArray<string> = ["gateway", "agent", "storage", "signals", "console"]) => {
       for (const d of kube.list("apps/v1", "Deployment", namespace)) {
         const svc = d.metadata.labels?.["app.kubernetes.io/name"] ?? ""
         const ok = ready.includes(svc)

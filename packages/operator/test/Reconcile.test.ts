@@ -32,7 +32,8 @@ describe("platform reconcile", () => {
       expect(w.status().services).toEqual([
         { name: "gateway", ready: true, readyReplicas: 1, desiredReplicas: 1 },
         { name: "agent", ready: true, readyReplicas: 1, desiredReplicas: 1 },
-        { name: "storage", ready: true, readyReplicas: 1, desiredReplicas: 1 }
+        { name: "storage", ready: true, readyReplicas: 1, desiredReplicas: 1 },
+        { name: "signals", ready: true, readyReplicas: 1, desiredReplicas: 1 }
       ])
       expect(w.condition("ServicesDeployed")).toMatchObject({ status: "True" })
       expect(w.condition("BYOValidated")).toMatchObject({ status: "True" })
@@ -46,7 +47,7 @@ describe("platform reconcile", () => {
       const w = yield* world()
       yield* w.settle()
       expect(w.status().phase).toBe("Running")
-      w.reportReady(["gateway", "storage"])
+      w.reportReady(["gateway", "storage", "signals"])
       const r = yield* w.reconcile
       expect(w.status().phase).toBe("Degraded")
       expect(r.requeueAfter).toEqual(Duration.seconds(10))
@@ -146,7 +147,7 @@ describe("platform reconcile", () => {
         s.networkPolicies = { enabled: true, monitoringNamespace: "monitoring", gatewayIngressNamespaces: ["ingress"] }
       }))
       expect(w.status().phase).toBe("Running")
-      expect(w.status().services.map((s: any) => s.name)).toEqual(["gateway", "agent", "storage", "console"])
+      expect(w.status().services.map((s: any) => s.name)).toEqual(["gateway", "agent", "storage", "signals", "console"])
       const consoleCm = w.kube.get("v1", "ConfigMap", "kubemend-console", namespace) as any
       const consoleConfig = YAML.parse(consoleCm.data["console.yaml"])
       expect(consoleConfig.issuerURL).toBe("https://issuer.example.com")

@@ -5,6 +5,7 @@
  */
 import { Config, Context, Duration, Effect, Layer } from "effect"
 import { duration, intInRange } from "@kubemend/core/Config"
+import { isIP } from "node:net"
 
 export interface SignalsSettings {
   /** Deadline of one Kubernetes API call (CR `gateway.config.k8sRequestTimeout`). */
@@ -43,8 +44,19 @@ export const defaultEventReasons = [
   "BackOff", "OOMKilling", "FailedScheduling", "Unhealthy", "FailedMount", "Evicted", "FailedCreate", "NodeNotReady"
 ] as const
 
+// Effect's JSON provider reads an empty list (`[]` in the file) as `["<nil>"]`; that and blanks are no entries.
 const list = (name: string, fallback: ReadonlyArray<string>) =>
-  Config.array(Config.string(), name).pipe(Config.withDefault(fallback))
+  Config.array(Config.string(), name).pipe(
+    Config.map((xs) => xs.map((x) => x.trim()).filter((x) => x !== "" && x !== "<nil>")),
+    Config.withDefault(fallback)
+  )
+
+const isCidr = (c: string) => {
+  const [address, bits, ...rest] = c.split("/")
+  const family = isIP(address ?? "")
+  const max = family === 6 ? 128 : 32
+  return family !== 0 && rest.length === 0 && (bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= max))
+}
 
 export class SignalsConfig extends Context.Tag("@kubemend/signals/SignalsConfig")<SignalsConfig, SignalsSettings>() {
   static readonly defaults: SignalsSettings = {
@@ -77,7 +89,9 @@ export class SignalsConfig extends Context.Tag("@kubemend/signals/SignalsConfig"
       }).pipe(Config.nested("events"))
       return {
         k8sRequestTimeout: yield* duration("k8sRequestTimeout").pipe(Config.withDefault(d.k8sRequestTimeout)),
-        trustedProxyCIDRs: yield* list("trustedProxyCIDRs", d.trustedProxyCIDRs),
+        trustedProxyCIDRs: yield* list("trustedProxyCIDRs", d.trustedProxyCIDRs).pipe(
+          Config.validate({ message: "must be IP addresses or CIDRs such as 10.0.0.0/8", validation: (xs) => xs.every(isCidr) })
+        ),
         corsAllowedOrigins: yield* list("corsAllowedOrigins", d.corsAllowedOrigins),
         deduplicationCooldown: yield* duration("deduplicationCooldown").pipe(Config.withDefault(d.deduplicationCooldown)),
         maxBodyBytes: yield* intInRange("maxBodyBytes", 1024, 64 * 1024 * 1024).pipe(Config.withDefault(d.maxBodyBytes)),

@@ -5,14 +5,18 @@
 import type { KubeObject } from "@kubemend/core/K8s"
 
 /** The services the operator deploys from one platform CR (the console is optional and separate). */
-export const services = ["gateway", "agent", "storage"] as const
+export const services = ["gateway", "agent", "storage", "signals"] as const
 export type ServiceName = (typeof services)[number]
 
 /** Object name of a service's Deployment, Service, ServiceAccount and ConfigMap. */
 export const workloadName = (svc: ServiceName | "console"): string => `kubemend-${svc}`
 
 /** API port per service (document 3: 8443 for the agent and external gateway, 8080 for storage). */
-export const apiPorts: Readonly<Record<ServiceName, number>> = { gateway: 8443, agent: 8443, storage: 8080 }
+export const apiPorts: Readonly<Record<ServiceName, number>> = { gateway: 8443, agent: 8443, storage: 8080, signals: 8080 }
+
+/** The services a CR deploys: signal ingestion only while `gateway.enabled` (its default). */
+export const deployedServices = (spec: { readonly gateway: { readonly enabled: boolean } }): ReadonlyArray<ServiceName> =>
+  services.filter((svc) => svc !== "signals" || spec.gateway.enabled)
 export const healthPort = 8081
 export const metricsPort = 9090
 export const consolePort = 4180

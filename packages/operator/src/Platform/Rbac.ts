@@ -57,7 +57,13 @@ const baselineRules = (g: string): ReadonlyArray<readonly [string, ReadonlyArray
   ["storage-auth-middleware", reviews],
   ["storage-client", [rule([""], ["services"], ["get", "create"], [workloadName("storage")])]],
   ["authwebhook", [rule([g], ["remediationapprovalrequests", "remediationapprovalrequests/status"], ["get", "update", "patch"]), ...reviews]],
-  ["signal-gateway", [rule([g], ["remediationrequests", "remediationrequests/status"], write), rule([""], ["namespaces"], read)]],
+  // Signal ingestion: requests, the owner chains it resolves targets through, Warning events it watches, and the
+  // reviews of who may send.
+  ["signal-gateway", [
+    rule([g], ["remediationrequests", "remediationrequests/status"], write),
+    rule(["", "apps", "batch", "autoscaling", "policy"], ["*"], read),
+    ...reviews
+  ]],
   ["gateway", [
     rule([g], ["remediationrequests", "remediationrequests/status", "remediationapprovalrequests",
       "remediationapprovalrequests/status", "investigationsessions"], write),
@@ -71,7 +77,7 @@ const baselineRules = (g: string): ReadonlyArray<readonly [string, ReadonlyArray
 const monitoringRules: ReadonlyArray<readonly [string, ReadonlyArray<PolicyRule>]> = [
   ["alertmanager-view", [rule(["monitoring.coreos.com"], ["alertmanagers", "prometheuses"], ["get"]),
     rule(["monitoring.coreos.com"], ["alertmanagers/api", "prometheuses/api"], ["get", "create"])]],
-  ["gateway-signal-source", [rule([""], ["services"], ["get", "create"], [workloadName("gateway")])]]
+  ["gateway-signal-source", [rule([""], ["services"], ["get", "create"], [workloadName("signals")])]]
 ]
 
 /** Which service account is bound to which baseline/monitoring role. */
@@ -82,7 +88,9 @@ const serviceBindings: ReadonlyArray<readonly [string, ServiceName]> = [
   ["storage-client", "gateway"],
   ["storage-client", "agent"],
   ["agent-client", "gateway"],
-  ["gateway", "gateway"]
+  ["gateway", "gateway"],
+  ["signal-gateway", "signals"],
+  ["storage-client", "signals"]
 ]
 
 export interface RenderedClusterRbac {

@@ -24,7 +24,7 @@ import {
   writeStatus
 } from "./Apply.ts"
 import { jobState, migrationHash, renderMigrationJob } from "./Migration.ts"
-import { finalizerName, ownerLabels, services, workloadName } from "./Names.ts"
+import { deployedServices, finalizerName, ownerLabels, workloadName } from "./Names.ts"
 import { networkPolicyNames, renderNetworkPolicies } from "./NetworkPolicies.ts"
 import { renderClusterRbac } from "./Rbac.ts"
 import { renderConsoleConfig, renderServiceConfigs } from "./RenderConfig.ts"
@@ -206,7 +206,7 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
       const migration = applied.migration
 
       // 8. Rebuild the status from the world: each Deployment's readiness decides the phase.
-      const names = [...services, ...(spec.console.enabled ? (["console"] as const) : [])]
+      const names = [...deployedServices(spec), ...(spec.console.enabled ? (["console"] as const) : [])]
       const readiness = names.map((svc) =>
         deploymentReadiness(svc, applied.deployments.find((d) => d.metadata.name === workloadName(svc))))
       const phase = servicesPhase(readiness)

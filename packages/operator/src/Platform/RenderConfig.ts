@@ -7,7 +7,7 @@
  */
 import type { PlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { normalizeLlmProvider } from "@kubemend/core/domain/Platform/index"
-import { apiPorts, healthPort, metricsPort, paths, type ServiceName, serviceUrl } from "./Names.ts"
+import { apiPorts, healthPort, metricsPort, paths, type ServiceName, serviceUrl, workloadName } from "./Names.ts"
 
 export interface Listener {
   readonly bindAddress?: string
@@ -58,6 +58,7 @@ export interface ServiceConfigs {
   readonly gateway: Record<string, unknown>
   readonly agent: Record<string, unknown>
   readonly storage: Record<string, unknown>
+  readonly signals: Record<string, unknown>
 }
 
 /** Derived when monitoring is on and no URL is given: the in-cluster Prometheus-compatible querier and Alertmanager. */
@@ -282,11 +283,33 @@ const renderStorage = (spec: PlatformSpec, ctx: RenderContext): Record<string, u
   }
 }
 
-/** The three config files, as plain objects (serialize with YAML for a ConfigMap or a file). */
+/**
+ * Signal ingestion from the CR's `gateway` block (SignalsConfig's keys); senders are reviewed against its own
+ * Service name, which the `gateway-signal-source` ClusterRole grants `create` on.
+ */
+const renderSignals = (spec: PlatformSpec, ctx: RenderContext): Record<string, unknown> => {
+  const g = spec.gateway
+  return {
+    ...common("signals", ctx, 15, g.logging.level),
+    namespace: ctx.namespace,
+    apiGroup: ctx.apiGroup,
+    ...(ctx.kubeconfig === undefined ? {} : { kubeconfig: ctx.kubeconfig }),
+    k8sRequestTimeout: g.config.k8sRequestTimeout,
+    deduplicationCooldown: g.config.deduplicationCooldown,
+    ...(g.config.trustedProxyCIDRs?.length ? { trustedProxyCIDRs: [...g.config.trustedProxyCIDRs] } : {}),
+    ...(g.config.corsAllowedOrigins?.length ? { corsAllowedOrigins: [...g.config.corsAllowedOrigins] } : {}),
+    accessResourceName: workloadName("signals"),
+    events: { enabled: true },
+    storage: storageClient(ctx)
+  }
+}
+
+/** The service config files, as plain objects (serialize with YAML for a ConfigMap or a file). */
 export const renderServiceConfigs = (spec: PlatformSpec, ctx: RenderContext): ServiceConfigs => ({
   gateway: renderGateway(spec, ctx),
   agent: renderAgent(spec, ctx),
-  storage: renderStorage(spec, ctx)
+  storage: renderStorage(spec, ctx),
+  signals: renderSignals(spec, ctx)
 })
 
 /** The console's proxy file: routes of document 3 (SSE unbuffered on `/a2a/`), issuer, upstream gateway. */

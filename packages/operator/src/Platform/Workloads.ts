@@ -21,7 +21,7 @@ import {
   paths,
   podSelector,
   type ServiceName,
-  services,
+  deployedServices,
   workloadName
 } from "./Names.ts"
 import { type ServiceConfigs, storageValkeySecrets } from "./RenderConfig.ts"
@@ -62,6 +62,7 @@ const serviceMounts = (svc: ServiceName, spec: PlatformSpec): ReadonlyArray<Moun
   // The gateway's A2A loop talks to the same model as the agent: both mount its key.
   const credentials = secretMount("llm-credentials", llm.credentialsSecretName, `${paths.secretsDir}/llm`, [["api-key", "api-key"]])
   if (svc === "gateway") return [credentials]
+  if (svc === "signals") return []
   if (svc === "agent") {
     return [
       credentials,
@@ -85,6 +86,7 @@ const fromSecret = (env: string, secret: string, key: string) => ({ name: env, v
 const serviceEnv = (svc: ServiceName, spec: PlatformSpec): ReadonlyArray<Record<string, unknown>> => {
   // Storage reads the Valkey password (its dead-letter queue) from the environment.
   if (svc === "storage") return storageValkeySecrets(spec).env
+  if (svc === "signals") return []
   const prefix = svc === "agent" ? "AGENT" : "GATEWAY"
   const oauth = spec.agent.llm.oauth2
   const oauthEnv = oauth?.enabled === true && oauth.credentialsSecretRef !== undefined
@@ -107,6 +109,7 @@ const resourcesOf = (svc: ServiceName | "console", spec: PlatformSpec) =>
   svc === "gateway" ? spec.apiFrontend.resources
     : svc === "agent" ? spec.agent.resources
     : svc === "storage" ? spec.dataStorage.resources
+    : svc === "signals" ? spec.gateway.resources
     : spec.console.resources
 
 const containerSecurity = {
@@ -200,7 +203,7 @@ const objectsFor = (ctx: WorkloadContext, svc: ServiceName | "console", key: str
 /** ServiceAccount, ConfigMap, Deployment, Service for each service (and the console when enabled), in apply order. */
 export const renderWorkloads = (spec: PlatformSpec, ctx: WorkloadContext): ReadonlyArray<KubeObject> => {
   const imageOf = (c: ServiceName | "console", fallback: string) => spec.image.overrides?.[c] ?? fallback
-  const perService = services.flatMap((svc) => {
+  const perService = deployedServices(spec).flatMap((svc) => {
     const text = toYaml(ctx.configs[svc])
     const ports = [
       { name: "api", containerPort: apiPorts[svc], protocol: "TCP" },

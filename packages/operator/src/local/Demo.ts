@@ -28,6 +28,22 @@ export const workloads = (apiGroup: string) => [
     spec: { replicas: 2, selector: { matchLabels: { app: "checkout" } }, template: { metadata: { labels: { app: "checkout" } }, spec: { containers: [{ name: "checkout", image: "shop/checkout:1.4.2", resources: { limits: { memory: "128Mi" } } }] } } },
     status: { replicas: 2, readyReplicas: 0, unavailableReplicas: 2 }
   },
+  // The rest of the owner chain and the other workloads the demo's alerts name: the signal service resolves every
+  // alert's target in the cluster before it makes a request.
+  {
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    metadata: { name: "checkout-7d9f8b6c5", namespace: demoNamespace, labels: { app: "checkout" }, ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "checkout", controller: true }] }
+  },
+  ...["cart", "search"].map((name) => ({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: demoNamespace, labels: { app: name } },
+    spec: { replicas: 3, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name, image: `shop/${name}:2.0.0` }] } } }
+  })),
+  { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "payments-db", namespace: demoNamespace, labels: { app: "payments-db" } }, spec: { replicas: 1 } },
+  { apiVersion: "v1", kind: "Namespace", metadata: { name: "legacy-batch" } },
+  { apiVersion: "batch/v1", kind: "CronJob", metadata: { name: "report-generator", namespace: "legacy-batch" }, spec: { schedule: "0 2 * * *" } },
   {
     apiVersion: "v1",
     kind: "Pod",

@@ -68,6 +68,22 @@ export const platformCr = (issuerUrl: string, llm: LocalLlm, alertsUrl: string) 
 
 const b64 = (s: string) => Buffer.from(s).toString("base64")
 
+/** The ServiceAccount Alertmanager posts signals with (`serviceTokens.alertmanager`), and its grant to send. */
+export const alertmanagerIdentity = { namespace: "monitoring", name: "alertmanager" } as const
+
+export const alertmanagerObjects = [
+  { apiVersion: "v1", kind: "Namespace", metadata: { name: alertmanagerIdentity.namespace } },
+  { apiVersion: "v1", kind: "ServiceAccount", metadata: { ...alertmanagerIdentity } },
+  {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: "alertmanager-signal-source" },
+    // The operator renders the role itself (`monitoring.enabled`); binding a sender to it is the platform team's call.
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `${namespace}-gateway-signal-source` },
+    subjects: [{ kind: "ServiceAccount", ...alertmanagerIdentity }]
+  }
+]
+
 /** What the CR references, present in the controller namespace as a platform team would create it. */
 export const referencedObjects = (llm: LocalLlm) => [
   { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },

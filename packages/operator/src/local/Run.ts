@@ -21,7 +21,8 @@ import { demoNamespace, workflowDocuments } from "./Demo.ts"
 import { localScripts } from "./Investigations.ts"
 import { choosePorts } from "./Ports.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
-import { apiGroup, audience, llmFrom, namespace, platformCr, referencedObjects, toolPrefix } from "./Platform.ts"
+import { alertmanagerIdentity, alertmanagerObjects, apiGroup, audience, llmFrom, namespace, platformCr, referencedObjects, toolPrefix } from "./Platform.ts"
+import { runSignalGenerator } from "./SignalGenerator.ts"
 import { printSummary, type StackJson } from "./Summary.ts"
 
 const root = Path.resolve(Path.dirname(new URL(import.meta.url).pathname), "..", "..", "..", "..")
@@ -87,15 +88,17 @@ export const localPlatform = Effect.gen(function* () {
   const llm = llmFrom(process.env, llmServer.url)
 
   const cr = paced(platformCr(issuer.url, llm, alerts.url), pace.stabilization)
-  yield* seedCluster(kube, root, [...referencedObjects(llm), cr])
+  yield* seedCluster(kube, root, [...referencedObjects(llm), ...alertmanagerObjects, cr])
   const spec = Either.getOrThrowWith(decodePlatformSpec(cr.spec), (issues) => new Error(JSON.stringify(issues)))
 
   const identities = {
     gateway: yield* serviceIdentity(kube, dir, "gateway"),
     agent: yield* serviceIdentity(kube, dir, "agent"),
     storage: yield* serviceIdentity(kube, dir, "storage"),
-    operator: yield* serviceIdentity(kube, dir, "operator")
+    operator: yield* serviceIdentity(kube, dir, "operator"),
+    signals: yield* serviceIdentity(kube, dir, "signals")
   }
+  const alertmanagerToken = kube.registerServiceAccountToken(alertmanagerIdentity.namespace, alertmanagerIdentity.name)
   const url = (port: number) => `http://127.0.0.1:${port}`
   const apiKeyFile = Path.join(dir, "llm-api-key")
   Fs.writeFileSync(apiKeyFile, llm.apiKey, { mode: 0o600 })
@@ -104,19 +107,20 @@ export const localPlatform = Effect.gen(function* () {
     namespace,
     apiGroup,
     toolPrefix,
-    serviceUrls: { gateway: url(ports.gateway.port), agent: url(ports.agent.port), storage: url(ports.storage.port) },
+    serviceUrls: { gateway: url(ports.gateway.port), agent: url(ports.agent.port), storage: url(ports.storage.port), signals: url(ports.signals.port) },
     monitoring: { metricsURL: alerts.url, alertManagerURL: alerts.url },
     listeners: {
       gateway: { bindAddress: "127.0.0.1", ...ports.gateway },
       agent: { bindAddress: "127.0.0.1", ...ports.agent },
-      storage: { bindAddress: "127.0.0.1", ...ports.storage }
+      storage: { bindAddress: "127.0.0.1", ...ports.storage },
+      signals: { bindAddress: "127.0.0.1", ...ports.signals }
     },
     files: { llmApiKeyFile: apiKeyFile, dataDir: Path.join(stateRoot, ".data") },
     embeddedDatabase: { dataDir: Path.join(stateRoot, ".data", "postgres") },
     allowInsecureIssuers: true
   })
 
-  const start = (name: "gateway" | "agent" | "storage") =>
+  const start = (name: "gateway" | "agent" | "storage" | "signals") =>
     Effect.gen(function* () {
       const identity = identities[name]
       const config = { ...configs[name], storage: { ...(configs[name]["storage"] as object), tokenFile: identity.tokenFile } }
@@ -133,12 +137,15 @@ export const localPlatform = Effect.gen(function* () {
   yield* start("storage")
   yield* registerWorkflows(url(ports.storage.port), identities.gateway.token)
   yield* Effect.all([start("agent"), start("gateway")], { concurrency: 2 })
+  // After the others: a third TypeScript process loading at once slows every start on a small machine.
+  yield* start("signals")
 
   // The operator reconciles the same CR in process; the local kubelet makes its Job and Deployments report back.
   yield* runLocalKubelet(kube, {
     gateway: `${url(ports.gateway.healthPort)}/readyz`,
     agent: `${url(ports.agent.healthPort)}/readyz`,
-    storage: `${url(ports.storage.healthPort)}/readyz`
+    storage: `${url(ports.storage.healthPort)}/readyz`,
+    signals: `${url(ports.signals.healthPort)}/readyz`
   })
   yield* Layer.build(layerInProcess({ kubeconfig: kube.kubeConfig(), apiGroup }))
   // The remediation lifecycle: analyses through the agent's REST contract, approvals, blocks, executions that a
@@ -151,10 +158,22 @@ export const localPlatform = Effect.gen(function* () {
       apiGroup,
       agentUrl: url(ports.agent.port),
       simulator: { enabled: true, completeAfter: pace.execution },
-      signals: { enabled: true, namespace: demoNamespace, interval: pace.signals },
+      // The demo's alerts go through the signal service (below), not straight into the cluster.
+      signals: { enabled: false, namespace: demoNamespace },
       audit: LifecycleAudit.layerStorage({ baseUrl: url(ports.storage.port), token: Redacted.make(identities.operator.token) })
     })
   )
+  yield* runSignalGenerator({
+    signalsUrl: url(ports.signals.port),
+    token: alertmanagerToken,
+    kubeUrl: kube.url,
+    namespace,
+    apiGroup,
+    managedNamespace: demoNamespace,
+    unmanagedNamespace: "legacy-batch",
+    interval: pace.signals,
+    maxSignals: 200
+  })
 
   const tokens = Object.fromEntries(
     yield* Effect.forEach([...personas, noConsole], (p) => Effect.map(issuer.persona(p), (t) => [p, t] as const))
@@ -163,6 +182,7 @@ export const localPlatform = Effect.gen(function* () {
     gateway: { url: url(ports.gateway.port), healthUrl: url(ports.gateway.healthPort), metricsUrl: url(ports.gateway.metricsPort) },
     agent: { url: url(ports.agent.port), healthUrl: url(ports.agent.healthPort), metricsUrl: url(ports.agent.metricsPort) },
     storage: { url: url(ports.storage.port), healthUrl: url(ports.storage.healthPort), metricsUrl: url(ports.storage.metricsPort) },
+    signals: { url: url(ports.signals.port), healthUrl: url(ports.signals.healthPort), metricsUrl: url(ports.signals.metricsPort) },
     kube: { url: kube.url },
     issuer: { url: issuer.url },
     llm: { url: llmServer.url, provider: llm.provider, model: llm.model },
@@ -171,7 +191,12 @@ export const localPlatform = Effect.gen(function* () {
     apiGroup,
     toolPrefix,
     tokens,
-    serviceTokens: { gateway: identities.gateway.token, agent: identities.agent.token, operator: identities.operator.token }
+    serviceTokens: {
+      gateway: identities.gateway.token,
+      agent: identities.agent.token,
+      operator: identities.operator.token,
+      alertmanager: alertmanagerToken
+    }
   }
   Fs.writeFileSync(Path.join(dir, "stack.json"), JSON.stringify(stack, null, 2) + "\n")
   printSummary(stack, Date.now() - started)

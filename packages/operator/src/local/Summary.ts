@@ -9,6 +9,8 @@ export interface StackJson {
   readonly gateway: Endpoint
   readonly agent: Endpoint
   readonly storage: Endpoint
+  /** Signal ingestion: Alertmanager webhooks and Kubernetes events in. */
+  readonly signals: Endpoint
   readonly kube: { readonly url: string }
   readonly issuer: { readonly url: string }
   readonly llm: { readonly url: string; readonly provider: string; readonly model: string }
@@ -18,7 +20,13 @@ export interface StackJson {
   readonly toolPrefix: string
   readonly tokens: Readonly<Record<string, string>>
   /** ServiceAccount tokens TokenReview accepts (storage takes any of them). */
-  readonly serviceTokens: { readonly gateway: string; readonly agent: string; readonly operator: string }
+  readonly serviceTokens: {
+    readonly gateway: string
+    readonly agent: string
+    readonly operator: string
+    /** Allowed to post signals (bound to `gateway-signal-source`), as Alertmanager would. */
+    readonly alertmanager: string
+  }
 }
 
 export const printSummary = (stack: StackJson, elapsedMs: number) => {
@@ -36,6 +44,7 @@ export const printSummary = (stack: StackJson, elapsedMs: number) => {
     `            health ${stack.gateway.healthUrl}/readyz  metrics ${stack.gateway.metricsUrl}/metrics`,
     `  agent     ${stack.agent.url}  (REST /api/v1/incident/…, MCP /api/v1/mcp)`,
     `  storage   ${stack.storage.url}  (OpenAPI ${stack.storage.url}/api/v1/openapi.json)`,
+    `  signals   ${stack.signals.url}  (Alertmanager webhook ${stack.signals.url}/api/v1/signals/prometheus; token serviceTokens.alertmanager)`,
     `  cluster   ${stack.kube.url}  (dev Kubernetes API; kubeconfigs in .local/*.kubeconfig)`,
     `  issuer    ${stack.issuer.url}  (mint a token: curl -s -XPOST ${stack.issuer.url}/dev/token -d '{"preferred_username":"me","groups":["kubemend-sre"]}')`,
     `  model     ${stack.llm.provider} ${stack.llm.model} at ${stack.llm.url}`,
