@@ -89,7 +89,7 @@ export const finishReason = (reason: string | undefined): FinishReason => {
 }
 
 const sigV4Auth = (ctx: AdapterContext, region: string): Auth => (url, body) =>
-  Effect.map(Clock.currentTimeMillis, (now) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.promise(() =>
     signV4({
       method: "POST",
       url,
@@ -103,7 +103,7 @@ const sigV4Auth = (ctx: AdapterContext, region: string): Auth => (url, body) =>
         sessionToken: ctx.settings.awsSessionToken === undefined ? undefined : Redacted.value(ctx.settings.awsSessionToken)
       }),
       now: new Date(now)
-    }))
+    })))
 
 const decode = decodeAnswer(Answer, "converse answer")
 

@@ -5,10 +5,10 @@
  * - `contentHash` = hex SHA-256 of the canonical JSON (sorted keys) of `{apiVersion, kind, metadata: {name}, spec}`:
  *   comments, key order and other metadata do not change it, any change of the spec does.
  * - `workflowId` = UUIDv5(namespace `6ba7b810-9dad-51d0-80b7-00c04fd430c8`, contentHash), as the original does.
- *   UUIDv5 is 20 lines over node:crypto SHA-1 (RFC 9562 §5.5), so no dependency is taken for it.
  */
 import { Either, ParseResult, Schema } from "effect"
 import { createHash } from "node:crypto"
+import { v5 } from "uuid"
 import * as Yaml from "yaml"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { MandatoryLabels, StructuredDescription } from "./Catalog.ts"
@@ -17,17 +17,8 @@ export { canonicalJson }
 
 export const WorkflowIdNamespace = "6ba7b810-9dad-51d0-80b7-00c04fd430c8"
 
-const uuidBytes = (uuid: string): Buffer => Buffer.from(uuid.replace(/-/g, ""), "hex")
-
-/** RFC 9562 version-5 UUID (SHA-1 of namespace bytes + name, version and variant bits set). */
-export const uuidV5 = (name: string, namespace: string = WorkflowIdNamespace): string => {
-  const hash = createHash("sha1").update(uuidBytes(namespace)).update(name, "utf8").digest()
-  const bytes = hash.subarray(0, 16)
-  bytes[6] = (bytes[6]! & 0x0f) | 0x50
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80
-  const hex = bytes.toString("hex")
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
-}
+/** RFC 9562 version-5 UUID of `name` in `namespace`. */
+export const uuidV5 = (name: string, namespace: string = WorkflowIdNamespace): string => v5(name, namespace)
 
 const Parameter = Schema.Struct({ name: Schema.String }, { key: Schema.String, value: Schema.Unknown })
 
