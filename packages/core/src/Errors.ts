@@ -118,12 +118,6 @@ export class ExportTooLarge extends Schema.TaggedError<ExportTooLarge>()("Export
   ...detail
 }) {}
 
-/** Storage: events under legal hold cannot be changed or deleted. */
-export class LegalHoldActive extends Schema.TaggedError<LegalHoldActive>()("LegalHoldActive", {
-  correlationId: Schema.String,
-  ...detail
-}) {}
-
 /** Storage: too few events to rebuild the RemediationRequest. */
 export class ReconstructionIncomplete extends Schema.TaggedError<ReconstructionIncomplete>()(
   "ReconstructionIncomplete",
@@ -180,7 +174,6 @@ export type DomainError =
   | ContentIntegrityViolation
   | BatchSizeInvalid
   | ExportTooLarge
-  | LegalHoldActive
   | ReconstructionIncomplete
   | DeadLetterQueueFull
   | SessionNotFound
@@ -213,7 +206,6 @@ export const DomainError = Schema.Union(
   ContentIntegrityViolation,
   BatchSizeInvalid,
   ExportTooLarge,
-  LegalHoldActive,
   ReconstructionIncomplete,
   DeadLetterQueueFull,
   SessionNotFound,

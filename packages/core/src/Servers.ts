@@ -9,10 +9,11 @@ import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import { Drain } from "./Drain.ts"
-import { Draining } from "./Errors.ts"
+import { Draining, HeadersTooLarge } from "./Errors.ts"
 import { Metrics } from "./Metrics.ts"
 import { ServerConfig, type ServerSettings } from "./ServerConfig.ts"
-import { problemResponse } from "./Wire.ts"
+import { ProblemContentType } from "./Problem.ts"
+import { problemBody, problemResponse, ProblemTypeBase } from "./Wire.ts"
 
 // The settings live in their own module; services keep importing them from here, with the listeners.
 export { ServerConfig, type ServerSettings }
@@ -42,7 +43,27 @@ export class Readiness extends Effect.Service<Readiness>()("@kubemend/core/Readi
   })
 }) {}
 
-const nodeServerFor = (settings: ServerSettings, secure: boolean): Http.Server => {
+/** Header bytes a request may carry (RELIABILITY.md case 8); more is answered 431 with a problem body. */
+const maxHeaderSize = 16 * 1024
+
+/**
+ * Node answers a request it cannot parse itself, with no body. Header overflow gets the platform's 431 problem
+ * instead; anything else keeps Node's answer (408 for a request timeout, else 400) and the connection is closed.
+ */
+const answerClientErrors = (server: Http.Server, base: string) =>
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || error.code === "ECONNRESET") return void socket.destroy()
+    const raw = (status: number, reason: string, headers: string, body: string) =>
+      socket.end(`HTTP/1.1 ${status} ${reason}\r\n${headers}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    if (error.code === "HPE_HEADER_OVERFLOW") {
+      const problem = problemBody(new HeadersTooLarge({ detail: `request headers exceed ${maxHeaderSize} bytes` }), base)
+      return void raw(431, "Request Header Fields Too Large", `Content-Type: ${ProblemContentType}\r\n`, JSON.stringify(problem))
+    }
+    if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") return void raw(408, "Request Timeout", "", "")
+    raw(400, "Bad Request", "", "")
+  })
+
+const nodeServerFor = (settings: ServerSettings, secure: boolean, base: string): Http.Server => {
   const headersTimeout = Duration.toMillis(settings.headersTimeout)
   const options = {
     headersTimeout,
@@ -50,16 +71,16 @@ const nodeServerFor = (settings: ServerSettings, secure: boolean): Http.Server =
     // Node checks those two timeouts only this often (default 30 s), so a slow client would outlive them; with
     // short timeouts (tests) check at least twice per headers timeout.
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 2))),
-    maxHeaderSize: 16 * 1024
+    maxHeaderSize
   }
   if (secure && Option.isSome(settings.tls)) {
-    return Https.createServer({
+    return answerClientErrors(Https.createServer({
       ...options,
       cert: Fs.readFileSync(settings.tls.value.certFile),
       key: Fs.readFileSync(settings.tls.value.keyFile)
-    })
+    }), base)
   }
-  return Http.createServer(options)
+  return answerClientErrors(Http.createServer(options), base)
 }
 
 const listen = (server: Http.Server, host: string, port: number) =>
@@ -110,11 +131,12 @@ export const OpsServersLive = Layer.scoped(
   BoundPorts,
   Effect.gen(function* () {
     const settings = yield* ServerConfig
-    const health = yield* listen(nodeServerFor(settings, false), settings.host, settings.healthPort)
+    const base = yield* ProblemTypeBase
+    const health = yield* listen(nodeServerFor(settings, false, base), settings.host, settings.healthPort)
     yield* health.serve(yield* healthApp).pipe(
       Effect.provide(HttpServer.layerContext)
     )
-    const metricsServer = yield* listen(nodeServerFor(settings, false), settings.host, settings.metricsPort)
+    const metricsServer = yield* listen(nodeServerFor(settings, false, base), settings.host, settings.metricsPort)
     yield* metricsServer.serve(yield* metricsApp).pipe(Effect.provide(HttpServer.layerContext))
     return { health: portOf(health), metrics: portOf(metricsServer) }
   })
@@ -150,7 +172,7 @@ class ApiNodeServer extends Context.Tag("@kubemend/core/ApiNodeServer")<ApiNodeS
 export const ApiServerLive = Layer.scopedContext(
   Effect.gen(function* () {
     const settings = yield* ServerConfig
-    const node = nodeServerFor(settings, true)
+    const node = nodeServerFor(settings, true, yield* ProblemTypeBase)
     const server = yield* listen(node, settings.host, settings.port)
     return Context.make(HttpServer.HttpServer, server).pipe(Context.add(ApiNodeServer, node))
   })

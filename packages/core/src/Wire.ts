@@ -74,7 +74,6 @@ export const wire = {
   },
   BatchSizeInvalid: { status: 400, slug: "validation-error", title: "Bad Request", rpc: RpcCode.InvalidParams },
   ExportTooLarge: { status: 413, slug: "export-too-large", title: "Export Too Large", rpc: -32000 },
-  LegalHoldActive: { status: 409, slug: "legal-hold-active", title: "Legal Hold Active", rpc: -32000 },
   ReconstructionIncomplete: {
     status: 400,
     slug: "reconstruction-incomplete",

@@ -1,6 +1,7 @@
 import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import * as Net from "node:net"
 import { Drain } from "../src/Drain.ts"
 import { Metrics } from "../src/Metrics.ts"
 import { apiPort, BoundPorts, drainGuard, OpsServersLive, Readiness, ServerConfig, serveWithDrain } from "../src/Servers.ts"
@@ -49,6 +50,28 @@ describe("health, metrics and drain", () => {
       yield* Scope.close(scope, Exit.void)
     })
   )
+
+  it.live("answers headers over 16 KiB with a 431 problem, and a malformed request with Node's 400", () =>
+    Effect.gen(function* () {
+      const release = yield* Deferred.make<void>()
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(stack(release), scope)
+      const port = yield* Effect.provide(apiPort, context)
+      const big = yield* get(port, "/fast", { "x-padding": "a".repeat(20 * 1024) })
+      expect(big.status).toBe(431)
+      expect(big.type).toBe("application/problem+json")
+      expect(JSON.parse(big.body)).toMatchObject({ status: 431, title: "Request Header Fields Too Large", type: expect.stringMatching(/request-header-fields-too-large$/) })
+      expect((yield* get(port, "/fast")).status).toBe(200)
+      const malformed = yield* Effect.promise(() =>
+        new Promise<string>((resolve) => {
+          const socket = Net.connect(port, "127.0.0.1", () => socket.write("NOT HTTP\r\n\r\n"))
+          let text = ""
+          socket.on("data", (d) => (text += d))
+          socket.on("close", () => resolve(text))
+        }))
+      expect(malformed).toMatch(/^HTTP\/1\.1 400 Bad Request/)
+      yield* Scope.close(scope, Exit.void)
+    }))
 
   it.live("on shutdown: readiness 503 at once, new requests 503 problem, in-flight work finishes, exit within drain time", () =>
     Effect.gen(function* () {
