@@ -128,6 +128,8 @@ export interface TestOptions {
   readonly scripts: ReadonlyArray<ScriptedLlm.Script>
   readonly config?: Partial<AgentSettings>
   readonly seed?: ReadonlyArray<KubeObject>
+  /** Per-phase models (`llm.phaseModels`), all answered by the scripted server. */
+  readonly phaseModels?: ScriptedLlm.ScriptedLlmOptions["phaseModels"]
   /** The catalog (default `workflows`). */
   readonly workflows?: ReadonlyArray<RemediationWorkflow>
 }
@@ -142,7 +144,7 @@ export const agentOn = <E, R>(cluster: Layer.Layer<R, E>, options: TestOptions) 
   ServerLive.pipe(
     Layer.provideMerge(options.workflows === undefined ? StorageTest : storageWith(options.workflows)),
     Layer.provideMerge(AlignmentLlm.fromMain),
-    Layer.provideMerge(ScriptedLlm.layerScripted({ scripts: options.scripts })),
+    Layer.provideMerge(ScriptedLlm.layerScripted({ scripts: options.scripts, ...(options.phaseModels === undefined ? {} : { phaseModels: options.phaseModels }) })),
     Layer.provideMerge(cluster),
     Layer.provideMerge(Audit.layerRecording),
     Layer.provideMerge(AgentConfig.layer({ interactive: { ...AgentConfig.defaults.interactive, enabled: true }, ...options.config })),

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { layer as llmLayer } from "../Llm.ts"
+import type { PhaseModels } from "../Llm/Config.ts"
 import { chunks, completion, play } from "./llm/Completion.ts"
 import { chooseScript, defaultScripts, fill, firstUserText, type Script, turnFor, variablesOf, type WireMessage } from "./llm/Scripts.ts"
 
@@ -22,6 +23,8 @@ export interface ScriptedLlmOptions {
   readonly apiKey?: string
   /** Delay before every answer, in milliseconds. */
   readonly latencyMs?: number
+  /** Per-phase models for `layerScripted` (the same server answers; requests name the phase's model). */
+  readonly phaseModels?: PhaseModels
 }
 
 export interface RecordedRequest {
@@ -182,6 +185,7 @@ export const layerScripted = (options: ScriptedLlmOptions = {}) =>
         provider: "openai",
         model: "scripted",
         endpoint: server.url,
-        ...(options.apiKey === undefined ? {} : { apiKey: Redacted.make(options.apiKey) })
+        ...(options.apiKey === undefined ? {} : { apiKey: Redacted.make(options.apiKey) }),
+        ...(options.phaseModels === undefined ? {} : { phaseModels: options.phaseModels })
       })
     )))
