@@ -34,7 +34,7 @@ const builtInGroups = new Set(["", "apps", "batch"])
 const required = LifecycleRbac.filter((row) => row.localOnly === undefined)
 const calls = (rows: typeof LifecycleRbac) => rows.flatMap((row) => row.verbs.map((verb) => ({ group: row.group, resource: row.resource, verb })))
 /** Resources the platform reconciler also uses: the operator's role grants them more than the lifecycle needs. */
-const sharedWithPlatform = new Set(["kubemends", "deployments", "jobs"])
+const sharedWithPlatform = new Set(["kubemends", "deployments", "jobs", "secrets"])
 const callKey = (c: { readonly group: string; readonly resource: string; readonly verb: string }) => `${c.verb} ${c.group}/${c.resource}`
 const grants = (rules: ReadonlyArray<PolicyRule>, group: string, resource: string, verb: string) =>
   rules.some((r) => r.resourceNames === undefined && (r.apiGroups ?? []).includes(group) &&
@@ -198,7 +198,9 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       expect([...made].filter((c) => !table.has(c))).toEqual([])
       // The catalog's calls need storage, which this run leaves out: test/catalog.test.ts makes them as this account.
       const targets = new Set(["pods", "deployments", "statefulsets", "daemonsets", "replicasets", "jobs", "cronjobs",
-        "remediationworkflows", "remediationworkflows/status", "actiontypes", "actiontypes/status"])
+        "remediationworkflows", "remediationworkflows/status", "actiontypes", "actiontypes/status",
+        // Receiver credentials: this run configures no receivers (test/notification.test.ts reads them).
+        "secrets"])
       expect(calls(required).filter((c) => !targets.has(c.resource)).map(callKey).filter((c) => !made.has(c))).toEqual([])
       expect(made.has("get apps/deployments")).toBe(true)
 

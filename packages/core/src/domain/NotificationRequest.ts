@@ -29,8 +29,24 @@ export const NotificationRequestSpec = Schema.Struct({
   requestedAt: optional(Schema.String)
 })
 
+/** One receiver's delivery of a NotificationRequest (written by the notification controller). */
+export const NotificationDelivery = Schema.Struct({
+  /** The configured receiver's name. */
+  receiver: NonEmpty,
+  /** `slack`, `webhook`, `pagerduty` or `email`. */
+  channel: NonEmpty,
+  status: Enum("Pending", "Sent", "Retrying", "Failed"),
+  attempts: Schema.Number,
+  lastAttemptAt: optional(Schema.String),
+  sentAt: optional(Schema.String),
+  /** When the next attempt is due (Retrying). */
+  nextAttemptAt: optional(Schema.String),
+  lastError: optional(Schema.String)
+})
+
 export const NotificationRequestStatus = Schema.Struct({
   phase: optional(NotificationPhase),
+  deliveries: optional(Schema.Array(NotificationDelivery)),
   sentAt: optional(Schema.String),
   message: optional(Schema.String),
   conditions: optional(Schema.Array(Condition))

@@ -8,6 +8,7 @@
 import { formatGoDuration } from "@kubemend/core/Config"
 import { rarDecision } from "@kubemend/core/domain/ApprovalRequest"
 import type { TargetResource } from "@kubemend/core/domain/Meta"
+import { notify } from "./Escalation.ts"
 import { Duration, Effect, Option } from "effect"
 import type { Reconciled } from "../Controller.ts"
 import {
@@ -95,8 +96,19 @@ const ensureRar = (env: Env, rr: RemediationRequest, ai: AIAnalysis, now: number
 
 export const requestApproval = (env: Env, rr: RemediationRequest, ai: AIAnalysis, now: number, target: TargetResource) =>
   Effect.gen(function* () {
-    yield* ensureRar(env, rr, ai, now)
-    yield* transition(env, rr, now, "AwaitingApproval", { remediationTarget: target })
+    const created = yield* ensureRar(env, rr, ai, now)
+    // People are told an approval waits (once: the notification is idempotent by name).
+    const refs = created || !(rr.status?.notificationRequestRefs ?? []).some((r) => r.name === names.notification(rr.metadata.name, "approval"))
+      ? yield* notify(env, rr, now, {
+        kind: "approval",
+        type: "approval",
+        reason: "AwaitingApproval",
+        subject: `Approval waiting: ${rr.spec.signalName} (${rr.metadata.name})`,
+        body: `Approve or reject ${names.approval(rr.metadata.name)} before ${iso(now + Duration.toMillis(env.config.timeouts.awaitingApproval))}: ` +
+          `${ai.status?.selectedWorkflow?.workflowName ?? ai.status?.selectedWorkflow?.workflowId ?? "the recommended workflow"} on ${target.kind}/${target.name}.`
+      })
+      : undefined
+    yield* transition(env, rr, now, "AwaitingApproval", { remediationTarget: target, ...(refs === undefined ? {} : { notificationRequestRefs: refs }) })
     return { requeueAfter: Duration.min(env.config.routing.recheckInterval, env.config.timeouts.awaitingApproval) } satisfies Reconciled
   })
 

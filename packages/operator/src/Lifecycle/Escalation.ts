@@ -12,6 +12,8 @@ import { type Env, transition } from "./Transition.ts"
 export interface Notice {
   /** Name suffix: one notification per RR and kind (`escalation`, `ineffective-chain`). */
   readonly kind: string
+  /** `spec.type`, which notification routes match on (default `escalation`). */
+  readonly type?: string
   readonly reason: string
   readonly subject: string
   readonly body: string
@@ -26,7 +28,7 @@ export const notify = (env: Env, rr: RemediationRequest, now: number, notice: No
     const created = yield* ensure(env.k8s, "notificationrequests", {
       metadata: childMeta(rr, name, env.k8s.apiGroup, env.k8s.namespace),
       spec: {
-        type: "escalation",
+        type: notice.type ?? "escalation",
         priority: rr.spec.severity === "critical" ? "critical" : "high",
         channel: env.config.escalationChannel,
         recipients: [{ channel: env.config.escalationChannel }],

@@ -59,7 +59,9 @@ export const lifecycleRbac = (apiGroup: string = DefaultApiGroup): ReadonlyArray
     status("signalprocessings", "Processing: classification; cascade: Failed"),
     cr("effectivenessassessments", ["get", "list", "create", "delete"], "Verifying: one per executed RR; GC"),
     status("effectivenessassessments", "Verifying: assessAfter, then the assessment"),
-    cr("notificationrequests", ["list", "create", "delete"], "escalation to the ops channel; GC (a notification controller owns their status)"),
+    cr("notificationrequests", ["get", "list", "watch", "create", "delete"], "escalations, approvals waiting; GC; the notification controller watches and delivers them"),
+    status("notificationrequests", "notification controller: phase and per-receiver deliveries"),
+    { group: "", resource: "secrets", verbs: ["get"], why: "notification controller: receiver credentials (webhook URLs, routing keys, SMTP login)" },
     cr("kubemends", ["list"], "platform settings: the CR's remediationOrchestrator/aiAnalysis overrides"),
     ...(["remediationworkflows", "actiontypes"] as const).flatMap((plural): ReadonlyArray<LifecycleAccess> => [
       { group: apiGroup, resource: plural, verbs: ["get", "list", "watch", "patch"], why: "catalog: watched into the storage catalog; patch adds and removes its finalizer" },

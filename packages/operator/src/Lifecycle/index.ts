@@ -15,6 +15,8 @@ import { Storage } from "@kubemend/core/Storage"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Config, Effect, Layer, Option } from "effect"
 import { CatalogControllerLive } from "../Catalog/CatalogController.ts"
+import { NotificationConfig, type NotificationSettings } from "../Notification/NotificationConfig.ts"
+import { NotificationControllerLive } from "../Notification/NotificationController.ts"
 import type { Cluster } from "../Cluster.ts"
 import * as ClusterLive from "../Cluster/Live.ts"
 import { ControllerMetrics } from "../ControllerMetrics.ts"
@@ -51,6 +53,11 @@ const ControllersLive = Layer.scopedDiscard(
   })
 )
 
+/** The notification controller with the lifecycle (it delivers what the orchestrator asks for). */
+const NotificationsLive = Layer.unwrapEffect(
+  Effect.map(LifecycleConfig, (config) => (config.enabled ? NotificationControllerLive : Layer.empty))
+)
+
 /** The reconcilers and what they need besides the outside services. */
 const ReconcilersLive = Layer.mergeAll(
   OrchestratorReconciler.Default,
@@ -74,6 +81,12 @@ const StorageControllersFromConfig = Layer.unwrapEffect(
       ? StorageControllersLive.pipe(Layer.provide(Storage.layerConfig))
       : Layer.effectDiscard(Effect.logWarning("catalog controller off: no storage.url in the operator config")))
 )
+
+/** Notifications from the operator's config (`notification.*`); delivery records go to storage when `storage.url` is set. */
+const NotificationsFromConfig = Layer.unwrapEffect(
+  Effect.map(Config.option(Config.string("url").pipe(Config.nested("storage"))), (url) =>
+    Option.isSome(url) ? NotificationsLive.pipe(Layer.provide(Storage.layerConfig)) : NotificationsLive)
+).pipe(Layer.provide(NotificationConfig.layerConfig))
 
 export const LifecycleLive: Layer.Layer<
   never,
@@ -101,7 +114,7 @@ const ClientsFromConfig = Layer.unwrapEffect(
 )
 
 /** For the operator's main: everything from its config provider; shares Metrics/ControllerMetrics by reference. */
-export const LifecycleOperatorLive = Layer.merge(LifecycleLive, StorageControllersFromConfig).pipe(
+export const LifecycleOperatorLive = Layer.mergeAll(LifecycleLive, StorageControllersFromConfig, NotificationsFromConfig).pipe(
   Layer.provide(ClientsFromConfig),
   Layer.provide(Layer.mergeAll(
     OperatorConfig.layerConfig,
@@ -120,14 +133,22 @@ export interface InProcessOptions extends LifecycleOverrides {
   readonly apiGroup?: string
   /** Where audit events go; default the log. */
   readonly audit?: Layer.Layer<LifecycleAudit>
-  /** The storage service; with it the catalog controller runs too. */
+  /** The storage service; with it the catalog controller runs too, and delivery records are written. */
   readonly storage?: Layer.Layer<Storage>
+  /** Receivers and routes of the notification controller (it always runs with the lifecycle). */
+  readonly notification?: Partial<NotificationSettings>
 }
 
 /** The lifecycle controllers in this process against `kubeconfig`, until the layer's scope closes. */
 export const layerInProcess = (options: InProcessOptions) => {
-  const { kubeconfig, namespace, apiGroup = "kubemend.io", audit, storage, ...overrides } = options
-  const controllers = storage === undefined ? LifecycleLive : Layer.merge(LifecycleLive, StorageControllersLive.pipe(Layer.provide(storage)))
+  const { kubeconfig, namespace, apiGroup = "kubemend.io", audit, storage, notification, ...overrides } = options
+  const notifications = NotificationsLive.pipe(
+    Layer.provide(NotificationConfig.layer(notification)),
+    Layer.provide(storage ?? Layer.empty)
+  )
+  const controllers = storage === undefined
+    ? Layer.merge(LifecycleLive, notifications)
+    : Layer.mergeAll(LifecycleLive, notifications, StorageControllersLive.pipe(Layer.provide(storage)))
   return controllers.pipe(
     Layer.provide(Layer.mergeAll(
       K8sLive.layer({ namespace, apiGroup, kubeconfig }),
