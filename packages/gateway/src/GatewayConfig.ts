@@ -17,6 +17,11 @@ export interface RateLimitSettings {
    * next `initialize` or new conversation is refused.
    */
   readonly maxConcurrentSessions: number
+  /**
+   * Open sessions of one user (MCP sessions and A2A conversations together), beside the global pool: a script or a
+   * few IDE restarts of one user cannot take every slot.
+   */
+  readonly maxSessionsPerUser: number
 }
 
 export interface BreakerSettings {
@@ -58,6 +63,12 @@ export interface GatewaySettings {
   readonly sessionIdleTimeout: Duration.Duration
   /** An SSE response whose unsent output exceeds this many bytes is dropped (slow reader). */
   readonly sseMaxBufferedBytes: number
+  /**
+   * An SSE comment (`: keepalive`) goes to every open MCP and A2A stream this often, and a call that carried a
+   * `progressToken` gets a `notifications/progress` this often while it runs (common proxies cut idle streams at
+   * 30 s; the official MCP client gives up on a request without progress at 60 s).
+   */
+  readonly streamKeepaliveInterval: Duration.Duration
   /** Base URL of the investigation agent; its MCP server is at `/api/v1/mcp`. */
   readonly agentUrl: Option.Option<string>
   /** Prefix of the agent's own tool names (`<prefix>_investigate`). */
@@ -80,7 +91,7 @@ const defaults: GatewaySettings = {
   interactiveEnabled: false,
   severityTriageEnabled: false,
   metricsBackendUrl: Option.none(),
-  rateLimit: { ipRequestsPerSec: 50, userRequestsPerSec: 20, toolCallsPerMinute: 60, maxConcurrentSessions: 100 },
+  rateLimit: { ipRequestsPerSec: 50, userRequestsPerSec: 20, toolCallsPerMinute: 60, maxConcurrentSessions: 100, maxSessionsPerUser: 10 },
   maxBodyBytes: 1024 * 1024,
   allowedOrigins: [],
   toolTimeout: Duration.seconds(30),
@@ -91,6 +102,7 @@ const defaults: GatewaySettings = {
   maxToolOutputBytes: 16_384,
   sessionIdleTimeout: Duration.minutes(30),
   sseMaxBufferedBytes: 1024 * 1024,
+  streamKeepaliveInterval: Duration.seconds(15),
   agentUrl: Option.none(),
   agentToolPrefix: "svc",
   breaker: { failureThreshold: 5, resetTimeout: Duration.seconds(30) },
@@ -123,7 +135,8 @@ const rateLimitConfig = Config.all({
   toolCallsPerMinute: positive("toolCallsPerMinute").pipe(Config.withDefault(defaults.rateLimit.toolCallsPerMinute)),
   maxConcurrentSessions: positive("maxConcurrentSessions").pipe(
     Config.withDefault(defaults.rateLimit.maxConcurrentSessions)
-  )
+  ),
+  maxSessionsPerUser: positive("maxSessionsPerUser").pipe(Config.withDefault(defaults.rateLimit.maxSessionsPerUser))
 }).pipe(Config.nested("rateLimit"))
 
 const toolsConfig = Config.all({
@@ -156,6 +169,10 @@ export const gatewayConfig: Config.Config<GatewaySettings> = Config.all({
   tools: toolsConfig,
   sessionIdleTimeout: duration("sessionIdleTimeout").pipe(Config.nested("mcp"), Config.withDefault(defaults.sessionIdleTimeout)),
   sseMaxBufferedBytes: positive("sseMaxBufferedBytes").pipe(Config.nested("mcp"), Config.withDefault(defaults.sseMaxBufferedBytes)),
+  streamKeepaliveInterval: duration("keepaliveInterval").pipe(
+    Config.nested("streams"),
+    Config.withDefault(defaults.streamKeepaliveInterval)
+  ),
   agentUrl: optionalUrl("url").pipe(Config.nested("agent")),
   agentToolPrefix: Config.option(Config.string("toolPrefix")).pipe(Config.nested("agent")),
   breaker: Config.all({

@@ -189,7 +189,7 @@ describe("config", () => {
   it.effect("rate limits and durations from GATEWAY_* environment variables over the file", (): Effect.Effect<void, unknown> =>
     Effect.gen(function* () {
       const settings = yield* gatewayConfig
-      assert.deepStrictEqual(settings.rateLimit, { ipRequestsPerSec: 50, userRequestsPerSec: 200, toolCallsPerMinute: 6000, maxConcurrentSessions: 7 })
+      assert.deepStrictEqual(settings.rateLimit, { ipRequestsPerSec: 50, userRequestsPerSec: 200, toolCallsPerMinute: 6000, maxConcurrentSessions: 7, maxSessionsPerUser: 10 })
       assert.strictEqual(Duration.toSeconds(settings.toolTimeout), 45)
       assert.strictEqual(Duration.toMinutes(settings.toolTimeouts.get("svc_list_alerts")!), 2)
       assert.strictEqual(settings.interactiveEnabled, true)

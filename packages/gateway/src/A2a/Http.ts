@@ -4,7 +4,7 @@
  * JSON-RPC errors with the standard A2A codes; everything that happens inside a task is the task's state.
  */
 import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Stream } from "effect"
+import { type Duration, Effect, Stream } from "effect"
 import { Drain } from "@kubemend/core/Drain"
 import { type DomainError, InvalidRequest, MethodNotFound } from "@kubemend/core/Errors"
 import * as JsonRpc from "@kubemend/core/JsonRpc"
@@ -28,9 +28,18 @@ const json = (body: unknown) => HttpServerResponse.unsafeJson(body)
 
 const encoder = new TextEncoder()
 
-const sse = (id: JsonRpc.JsonRpcId, results: Stream.Stream<unknown>) =>
+const keepaliveComment = encoder.encode(": keepalive\n\n")
+
+/** The results as SSE events, with a `: keepalive` comment every `keepalive` until the results end. */
+export const sseFrames = <E, R>(id: JsonRpc.JsonRpcId, results: Stream.Stream<unknown, E, R>, keepalive: Duration.Duration) =>
+  results.pipe(
+    Stream.map((r) => encoder.encode(`data: ${JSON.stringify(JsonRpc.success(id, r))}\n\n`)),
+    Stream.merge(Stream.repeatEffect(Effect.as(Effect.sleep(keepalive), keepaliveComment)), { haltStrategy: "left" })
+  )
+
+const sse = (id: JsonRpc.JsonRpcId, results: Stream.Stream<unknown>, keepalive: Duration.Duration) =>
   HttpServerResponse.stream(
-    results.pipe(Stream.map((r) => encoder.encode(`data: ${JSON.stringify(JsonRpc.success(id, r))}\n\n`))),
+    sseFrames(id, results, keepalive),
     { contentType: "text/event-stream", headers: { "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" } }
   )
 
@@ -71,7 +80,7 @@ const dispatch = (caller: Caller, request: JsonRpc.JsonRpcRequest) =>
           yield* go
           return taskStream(v, sub.snapshot, sub.events)
         }))
-        return sse(id, events)
+        return sse(id, events, (yield* GatewayConfig).streamKeepaliveInterval)
       }
       case "get": {
         const { id: taskId, historyLength } = yield* Protocol.decodeTaskId(request.params)
@@ -86,7 +95,11 @@ const dispatch = (caller: Caller, request: JsonRpc.JsonRpcRequest) =>
       case "resubscribe": {
         const { id: taskId } = yield* Protocol.decodeTaskId(request.params)
         const task = yield* (yield* Tasks).get(owner, taskId)
-        return sse(id, Stream.unwrapScoped(Effect.map(task.subscribe, (sub) => taskStream(v, sub.snapshot, sub.events))))
+        return sse(
+          id,
+          Stream.unwrapScoped(Effect.map(task.subscribe, (sub) => taskStream(v, sub.snapshot, sub.events))),
+          (yield* GatewayConfig).streamKeepaliveInterval
+        )
       }
       case "push":
         return yield* new PushNotificationNotSupported({ method: request.method })

@@ -8,6 +8,7 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js"
 import type { Shutdown } from "@kubemend/core/Drain"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Runtime } from "effect"
+import { GatewayConfig } from "../GatewayConfig.ts"
 import type { AgentLink } from "../AgentClient.ts"
 import type { Caller } from "../Edge/Chain.ts"
 import { ToolCalls } from "./Call.ts"
@@ -39,9 +40,22 @@ export interface SessionContext {
   readonly agent: AgentLink
 }
 
+/**
+ * While `effect` runs, `beat` every `interval` (a client that asked for progress resets its request timeout on
+ * each; without one the call runs as it is).
+ */
+export const heartbeat = (interval: Parameters<typeof Effect.sleep>[0]) =>
+  (beat: (() => Effect.Effect<void>) | undefined) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    beat === undefined
+      ? effect
+      : Effect.raceFirst(effect, Effect.forever(Effect.zipRight(Effect.sleep(interval), Effect.suspend(beat))))
+
 export const makeServerFactory = Effect.gen(function* () {
   const registry = yield* ToolRegistry
   const calls = yield* ToolCalls
+  const { streamKeepaliveInterval } = yield* GatewayConfig
+  const withHeartbeat = heartbeat(streamKeepaliveInterval)
   const runtime = yield* Effect.runtime<never>()
   const run = Runtime.runPromise(runtime)
 
@@ -58,6 +72,12 @@ export const makeServerFactory = Effect.gen(function* () {
       if (def === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${name}`)
       const caller = callerOf(extra.authInfo)
       const shutdown = extra.authInfo?.extra?.["shutdown"] as Shutdown | undefined
+      const progressToken = request.params._meta?.progressToken
+      let step = 0
+      const progress = (message: string) =>
+        progressToken === undefined ? Effect.void : Effect.promise(() =>
+          extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: ++step, message } })
+            .catch(() => undefined))
       const call = calls.call(def, request.params.arguments, {
         caller,
         tool: name,
@@ -67,8 +87,9 @@ export const makeServerFactory = Effect.gen(function* () {
           Effect.promise(() =>
             extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend", data } })
               .catch(() => undefined)),
+        progress,
         ...(shutdown === undefined ? {} : { shutdown })
-      })
+      }).pipe(withHeartbeat(progressToken === undefined ? undefined : () => progress(`${name} is still running`)))
       // In flight for the drain even when its HTTP request is gone (a client that hung up still gets its audit).
       const result = await run(shutdown === undefined ? call : shutdown.track(call), { signal: extra.signal })
       return { ...result, content: [...result.content] }

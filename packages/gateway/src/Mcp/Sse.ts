@@ -4,10 +4,9 @@
  * backpressure, so waiting would let one slow client grow memory without bound). A JSON client of a
  * request that the SDK answers with SSE gets the JSON-RPC responses collected into one JSON body.
  */
-import type { HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import type { ServerResponse } from "node:http"
 import { sseEventsOf } from "@kubemend/core/Sse"
-import { Effect } from "effect"
+import { Deferred, type Duration, Effect } from "effect"
 
 /**
  * The SDK response's headers for our own response, less the hop-by-hop ones: whether the connection stays open is
@@ -18,23 +17,35 @@ export const forwardedHeaders = (response: Response): Record<string, string> =>
 
 const hopByHop = new Set(["connection", "keep-alive", "transfer-encoding", "content-length"])
 
-/** Pipes `response` (an SSE stream) to the client; completes when the stream or the connection ends. */
-export const pipeSse = (request: HttpServerRequest.HttpServerRequest, response: Response, maxBufferedBytes: number) =>
-  Effect.async<void>((resume) => {
-    const res = NodeHttpServerRequest.toServerResponse(request)
+const keepaliveComment = ": keepalive\n\n"
+
+/**
+ * Pipes `response` (an SSE stream) to the client; completes when the stream or the connection ends. A `: keepalive`
+ * comment goes out every `keepaliveInterval` while it is open (the SDK writes whole events per chunk, so a comment
+ * never lands inside one).
+ */
+export const pipeSse = (
+  res: ServerResponse,
+  method: string,
+  response: Response,
+  maxBufferedBytes: number,
+  keepaliveInterval: Duration.DurationInput
+) =>
+  Effect.gen(function* () {
     const reader = response.body!.getReader()
+    const ended = yield* Deferred.make<void>()
     let finished = false
     const finish = () => {
       if (finished) return
       finished = true
       reader.cancel().catch(() => undefined)
       if (!res.writableEnded) res.end()
-      resume(Effect.void)
+      Deferred.unsafeDone(ended, Effect.void)
     }
     res.writeHead(response.status, forwardedHeaders(response))
     // A GET stream may wait long for its first event: its headers go now. A POST's answers follow at once, and
     // the headers travel with the first of them (one write instead of two).
-    if (request.method === "GET") res.flushHeaders()
+    if (method === "GET") res.flushHeaders()
     res.on("close", finish)
     void (async () => {
       try {
@@ -53,7 +64,13 @@ export const pipeSse = (request: HttpServerRequest.HttpServerRequest, response: 
       }
       finish()
     })()
-    return Effect.sync(finish)
+    const keepalive = Effect.sleep(keepaliveInterval).pipe(
+      Effect.zipRight(Effect.sync(() => {
+        if (!finished) res.write(keepaliveComment)
+      })),
+      Effect.forever
+    )
+    yield* Effect.raceFirst(Deferred.await(ended), keepalive).pipe(Effect.onInterrupt(() => Effect.sync(finish)))
   })
 
 type Id = string | number

@@ -27,6 +27,11 @@ export interface ToolContext {
   readonly sessionId: string | undefined
   /** Sends an MCP `notifications/message` to the caller's session (live events of background work). */
   readonly notify: (data: unknown) => Effect.Effect<void>
+  /**
+   * Reports progress of this call (`notifications/progress` when the request carried a `progressToken`; nothing
+   * otherwise). Long tools report what they see (a phase change); the transport adds a heartbeat while they wait.
+   */
+  readonly progress?: (message: string) => Effect.Effect<void>
   /** This session's link to the investigation agent (connected on first use, as the caller). */
   readonly agent: AgentLink
   /**

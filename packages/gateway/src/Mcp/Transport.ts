@@ -5,6 +5,7 @@
  * answer: with `text/event-stream` the SDK's SSE stream, with only `application/json` one JSON body.
  */
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Deferred, Effect } from "effect"
 import { Drain } from "@kubemend/core/Drain"
 import { ServerConfig } from "@kubemend/core/Servers"
@@ -79,7 +80,7 @@ export const McpRoutes = Effect.gen(function* () {
           headers: session.transport.sessionId === undefined ? {} : { "mcp-session-id": session.transport.sessionId }
         })
       }
-      const piped = pipeSse(request, response, config.sseMaxBufferedBytes)
+      const piped = pipeSse(NodeHttpServerRequest.toServerResponse(request), request.method, response, config.sseMaxBufferedBytes, config.streamKeepaliveInterval)
       // A POST's stream carries the answers to its requests: it ends once they are sent, which the drain waits for
       // (a tool call gets its grace, then a tool error). A GET stream only waits for server messages: it ends when
       // draining starts, so it does not hold the shutdown up.

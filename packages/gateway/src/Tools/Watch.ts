@@ -46,7 +46,7 @@ export const watchTools = Effect.gen(function* () {
       message: messageOf(rr)
     }))
 
-  const watch = (id: string, shutdown: Shutdown | undefined) =>
+  const watch = (id: string, shutdown: Shutdown | undefined, progress: (message: string) => Effect.Effect<void>) =>
     Effect.gen(function* () {
       const rr = yield* k8s.getCr("remediationrequests", id).pipe(Effect.mapError(k8sFailure(`remediation request ${id}`)))
       const first = yield* eventOf(rr)
@@ -63,6 +63,8 @@ export const watchTools = Effect.gen(function* () {
             else if (stopsWatch(ev.phase)) ended = ev.phase
             return e.type === "DELETED" ? { ...ev, message: "remediation request deleted" } : ev
           })),
+        // Each phase change is progress the caller may show (and that keeps its request alive).
+        Stream.tap((ev) => progress(`${ev.resource} is ${ev.phase}${ev.message === "" ? "" : `: ${ev.message}`}`)),
         Stream.takeUntil(() => ended !== undefined),
         Stream.take(config.watchMaxEvents - 1),
         Stream.interruptAfter(config.watchMaxDuration),
@@ -120,7 +122,7 @@ export const watchTools = Effect.gen(function* () {
       input: RemediationRef,
       timeout: Duration.sum(config.watchMaxDuration, margin),
       listField: "events",
-      run: (input, ctx) => Effect.flatMap(idOrName(input, input.rr_id, "rr_id"), (id) => watch(id, ctx.shutdown))
+      run: (input, ctx) => Effect.flatMap(idOrName(input, input.rr_id, "rr_id"), (id) => watch(id, ctx.shutdown, ctx.progress ?? (() => Effect.void)))
     }),
     defineTool({
       name: "await_session",
