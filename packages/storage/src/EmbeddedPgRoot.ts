@@ -20,11 +20,10 @@ export class EmbeddedPgRootError extends Data.TaggedError("EmbeddedPgRootError")
 export const reachableByOthers = (path: string): boolean => {
   let dir = Path.dirname(Path.resolve(path))
   for (;;) {
-    try {
-      if ((NodeFs.statSync(dir).mode & 0o001) === 0) return false
-    } catch {
-      return false
-    }
+    // A directory not made yet will be (mkdir under the usual 022 umask leaves it traversable), so only existing
+    // ones decide; treating a missing one as unreachable relocated every fresh data directory.
+    const stat = NodeFs.statSync(dir, { throwIfNoEntry: false })
+    if (stat !== undefined && (stat.mode & 0o001) === 0) return false
     const up = Path.dirname(dir)
     if (up === dir) return true
     dir = up

@@ -36,6 +36,11 @@ describe.runIf(asRoot)("embedded PostgreSQL run as root", () => {
       expect(rows).toEqual([{ one: 1 }])
     }), { timeout: 60_000 })
 
+  it("counts a data directory whose parents are not made yet as reachable when the nearest existing one is", () => {
+    // The storage tests' template removes its root and starts again: relocating it lost the credentials file.
+    expect(reachableByOthers(Path.join(Os.tmpdir(), "kubemend-not-made-yet", "postgres"))).toBe(true)
+  })
+
   it.scoped("copies the binaries where the postgres user can run them when the checkout is out of its reach", () =>
     Effect.gen(function* () {
       const home = yield* privateHome
