@@ -101,7 +101,7 @@ describe("renderServiceConfigs: the gateway's file", () => {
       expect(value.gateway.severityTriageEnabled).toBe(true)
       // Monitoring is on by default: the metrics backend URL is derived, so svc_list_alerts registers.
       expect(value.gateway.metricsBackendUrl).toEqual(Option.some("https://thanos-querier.openshift-monitoring.svc:9091"))
-      expect(value.gateway.rateLimit).toEqual({ ipRequestsPerSec: 50, userRequestsPerSec: 7, toolCallsPerMinute: 60, maxConcurrentSessions: 100 })
+      expect(value.gateway.rateLimit).toEqual({ ipRequestsPerSec: 50, userRequestsPerSec: 7, toolCallsPerMinute: 60, maxConcurrentSessions: 100, maxSessionsPerUser: 10 })
       expect(value.gateway.mcpEnabled).toBe(true)
       expect(value.gateway.agentUrl).toEqual(Option.some("http://kubemend-agent.kubemend-system.svc:8443"))
       expect(value.storage.url).toBe("http://kubemend-storage.kubemend-system.svc:8080")
@@ -185,6 +185,11 @@ describe("renderServiceConfigs: the agent's file", () => {
       expect(value.agent.interactive.enabled).toBe(true)
       expect(value.agent.maxTotalToolCalls).toBe(25)
       expect(value.agent.alignment.enabled).toBe(true)
+      // Monitoring on by default: the investigation's Prometheus tools get the derived backend and the pod's token.
+      expect(value.agent.prometheus).toMatchObject({
+        url: "https://thanos-querier.openshift-monitoring.svc:9091",
+        tokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token"
+      })
       expect(value.llm.provider).toBe("vertex_ai")
       expect(value.llm.model).toBe("claude-sonnet")
       expect(value.llm.apiKeyFile).toBe("/etc/kubemend/secrets/llm/api-key")

@@ -173,6 +173,7 @@ const renderLlm = (spec: PlatformSpec, ctx: RenderContext, phased = true): Recor
 const renderAgent = (spec: PlatformSpec, ctx: RenderContext): Record<string, unknown> => {
   const a = spec.agent
   const alignmentLlm = a.alignmentCheck.llm
+  const monitoring = monitoringUrls(spec, ctx)
   return {
     ...common("agent", ctx, a.shutdown.drainSeconds, a.logging.level),
     ...defined({ namespace: ctx.namespace, apiGroup: ctx.apiGroup, kubeconfig: ctx.kubeconfig }),
@@ -201,7 +202,11 @@ const renderAgent = (spec: PlatformSpec, ctx: RenderContext): Record<string, unk
       allowInsecureIssuers: ctx.allowInsecureIssuers
     }),
     llm: renderLlm(spec, ctx),
-    storage: storageClient(ctx)
+    storage: storageClient(ctx),
+    // The investigation's Prometheus tools query the platform's metrics backend with the agent's own token.
+    ...(monitoring === undefined ? {} : {
+      monitoring: { prometheus: { url: monitoring.metricsURL, tokenFile: ctx.files?.serviceTokenFile ?? paths.serviceAccountToken } }
+    })
   }
 }
 
