@@ -5,7 +5,7 @@
  * caller marks as the dependency's fault count (a 404 or a validation error is an answer, not an outage).
  * State is published as `af_circuit_breaker_state{name}` and an opening is audited (`circuitbreaker.trip`).
  */
-import { Clock, Duration, Effect } from "effect"
+import { Cause, Clock, Duration, Effect, Option } from "effect"
 import { DependencyUnavailable } from "@kubemend/core/Errors"
 import { GatewayAudit } from "./GatewayAudit.ts"
 import { type BreakerSettings, GatewayConfig } from "./GatewayConfig.ts"
@@ -86,9 +86,10 @@ export const makeBreaker = (name: string, settings: BreakerSettings) =>
           effect.pipe(
             Effect.onExit((exit) => {
               if (exit._tag === "Success") return onSuccess(trial)
-              const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
-              // Interruption (caller went away) says nothing about the dependency.
-              if (failure === undefined && exit.cause._tag === "Interrupt") {
+              const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+              // Interruption (the caller went away, or its deadline passed) says nothing about the dependency; an
+              // interrupted call's cause is often composite, so it is judged as a whole.
+              if (failure === undefined && Cause.isInterruptedOnly(exit.cause)) {
                 return Effect.sync(() => {
                   if (trial) trialInFlight = false
                 })

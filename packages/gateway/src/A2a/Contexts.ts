@@ -58,7 +58,7 @@ export class Contexts extends Effect.Service<Contexts>()("@kubemend/gateway/A2aC
           return existing.id
         }
         const id = contextId ?? randomUUID()
-        yield* slots.acquire(slotId(id), "continue an existing conversation (contextId) or retry later")
+        yield* slots.acquire(slotId(id), owner, "continue an existing conversation (contextId) or retry later")
         conversations.set(id, { id, owner, startedAt: now, lastUsed: now, turns: [] })
         return id
       })

@@ -61,7 +61,7 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
      */
     const create = Effect.fn("McpSessions.create")(function* (caller: Caller) {
       const slot = `mcp:${randomUUID()}`
-      yield* slots.acquire(slot, "close an MCP session (DELETE /mcp) or retry later")
+      yield* slots.acquire(slot, caller.principal.user, "close an MCP session (DELETE /mcp) or retry later")
       const sessionScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
       let id: string | undefined
       let server: Server | undefined

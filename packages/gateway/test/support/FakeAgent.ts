@@ -82,6 +82,9 @@ export const startFakeAgent = Effect.acquireRelease(
         calls.push({ tool: request.params.name, args, headers: headersOf(headers) })
         const result = answer(request.params.name, args)
         if (result === undefined) return { content: [{ type: "text", text: `unknown action ${String(args.action)}` }], isError: true }
+        const slow = /^slow:(\d+)$/.exec(String(args.message ?? ""))
+        // A slow answer (an LLM turn that takes long), for the deadline tests.
+        if (slow !== null) await new Promise((r) => setTimeout(r, Number(slow[1])))
         const flood = /^flood:(\d+)$/.exec(String(args.message ?? ""))
         if (flood !== null) {
           // Many large live events, for the slow-reader test.
