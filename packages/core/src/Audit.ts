@@ -161,7 +161,9 @@ const make = Effect.gen(function* () {
 
   yield* flush.pipe(Effect.repeat(Schedule.spaced(config.flushInterval)), Effect.forkScoped)
   // Added after the fork, so it runs before the sender is interrupted: what is buffered goes out on shutdown.
-  yield* Effect.addFinalizer(() => flush.pipe(Effect.timeout(config.flushTimeout), Effect.ignore))
+  // Finalizers are uninterruptible: the flush opts back in, so the timeout ends it (and the wait for a sender that
+  // is retrying an unavailable storage) instead of holding the shutdown for every retry.
+  yield* Effect.addFinalizer(() => flush.pipe(Effect.interruptible, Effect.timeout(config.flushTimeout), Effect.ignore))
 
   return {
     emit: (event) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Duration, Effect, Exit, Fiber, Layer, Ref, Scope, TestClock } from "effect"
+import { Context, Duration, Effect, Exit, Fiber, Layer, Option, Ref, Scope, TestClock } from "effect"
 import { Audit, AuditConfig, AuditRecorder } from "../src/Audit.ts"
 import { DependencyUnavailable, Unauthenticated, ValidationError } from "../src/Errors.ts"
 import { Metrics } from "../src/Metrics.ts"
@@ -172,6 +172,20 @@ describe("Audit", () => {
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
       yield* Fiber.join(closing)
       expect(yield* sizes(batches)).toEqual([2])
+    }).pipe(Effect.provide(Metrics.Default)))
+
+  it.effect("closing the layer while storage is down ends within flushTimeout, though the sender is mid-retry", () =>
+    Effect.gen(function* () {
+      const down = new DependencyUnavailable({ dependency: "storage" })
+      const { audit, scope } = yield* withAudit([down], { flushTimeout: Duration.seconds(5), maxRetries: 20 })
+      yield* audit.emit(event(1))
+      // The periodic sender takes the event and starts retrying the unavailable storage (capped at 10 s a try).
+      yield* TestClock.adjust("1 second")
+      yield* audit.emit(event(2))
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* TestClock.adjust("5 seconds")
+      // Finalizers are uninterruptible: without opting back in, the timeout could not end the wait for the sender.
+      expect(Option.isSome(yield* Fiber.poll(closing))).toBe(true)
     }).pipe(Effect.provide(Metrics.Default)))
 
   it.effect("the recording layer keeps what was emitted, with ids", () =>

@@ -8,6 +8,9 @@ import { Effect, Layer, Logger } from "effect"
 import { jsonLogger } from "@kubemend/core/Logger"
 import { localPlatform } from "./local/Run.ts"
 
+// A closed terminal stops the platform as Ctrl-C does (its services have process groups of their own).
+process.once("SIGHUP", () => process.kill(process.pid, "SIGTERM"))
+
 NodeRuntime.runMain(
   localPlatform.pipe(
     Effect.provide(Layer.merge(NodeContext.layer, Logger.replace(Logger.defaultLogger, jsonLogger()))),

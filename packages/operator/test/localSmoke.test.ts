@@ -23,7 +23,7 @@ const waitFor = async (file: string, child: { exitCode: number | null }, deadlin
 }
 
 describe("local platform (npm start)", () => {
-  it("serves MCP with the printed token and stops cleanly on Ctrl-C", { timeout: 180_000 }, async () => {
+  it("serves MCP with the printed token and stops cleanly on Ctrl-C", { timeout: 300_000 }, async () => {
     const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-local-"))
     Fs.chmodSync(state, 0o755)
     const child = spawn(process.execPath, ["--import", "tsx", Path.join(root, "packages/operator/src/local.ts")], {
@@ -60,6 +60,10 @@ describe("local platform (npm start)", () => {
         headers: { Authorization: `Bearer ${stack.tokens.sre}` }
       })).json()
       expect(scoped.skills.length).toBeGreaterThan(0)
+      // The summary's promised line: the operator took the platform CR to Running.
+      const until = Date.now() + 120_000
+      while (!/platform CR kubemend-system\/kubemend is Running/.test(output) && Date.now() < until) await new Promise((r) => setTimeout(r, 200))
+      expect(output).toMatch(/platform CR kubemend-system\/kubemend is Running \(\d+\.\d s after ready\)/)
       child.kill("SIGINT")
       expect(await exited).toBe(0)
       // Every service process went down with it: nothing answers on their health ports any more.

@@ -33,7 +33,18 @@ const forward = (name: string, stream: NodeJS.ReadableStream | null, out: NodeJS
   })
 }
 
-/** Starts a service process; it is stopped (SIGTERM, then SIGKILL after the grace period) when the scope closes. */
+// Services still running when this process exits without its scope closing (a crash): killed, never left behind.
+const running = new Set<ChildProcess>()
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL")
+})
+
+/**
+ * Starts a service process; it is stopped (SIGTERM, then SIGKILL after the grace period) when the scope closes.
+ * Each service has a process group of its own: a terminal's Ctrl-C reaches only the platform process, which stops
+ * its controllers first (flushing their audit events to a storage still up) and then the services in order,
+ * instead of every service draining at once under controllers that still depend on them.
+ */
 export const spawnService = (options: SpawnOptions, grace: Duration.Duration) =>
   Effect.acquireRelease(
     Effect.sync((): ServiceProcess => {
@@ -43,9 +54,12 @@ export const spawnService = (options: SpawnOptions, grace: Duration.Duration) =>
         {
           cwd: options.root,
           env: { ...process.env, ...options.env, CONFIG_FILE: options.configFile },
-          stdio: ["ignore", "pipe", "pipe"]
+          stdio: ["ignore", "pipe", "pipe"],
+          detached: true
         }
       )
+      running.add(child)
+      child.once("exit", () => running.delete(child))
       forward(options.name, child.stdout, process.stdout, options.quiet ?? false)
       forward(options.name, child.stderr, process.stderr, false)
       const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))

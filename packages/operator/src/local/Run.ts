@@ -23,7 +23,7 @@ import { choosePorts } from "./Ports.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
 import { alertmanagerIdentity, alertmanagerObjects, apiGroup, audience, llmFrom, namespace, platformCr, referencedObjects, toolPrefix } from "./Platform.ts"
 import { runSignalGenerator } from "./SignalGenerator.ts"
-import { printSummary, type StackJson } from "./Summary.ts"
+import { printSummary, reportWhenRunning, type StackJson } from "./Summary.ts"
 
 const root = Path.resolve(Path.dirname(new URL(import.meta.url).pathname), "..", "..", "..", "..")
 
@@ -200,6 +200,12 @@ export const localPlatform = Effect.gen(function* () {
   }
   Fs.writeFileSync(Path.join(dir, "stack.json"), JSON.stringify(stack, null, 2) + "\n")
   printSummary(stack, Date.now() - started)
+  const status = (o: { readonly status?: unknown } | undefined) => (o?.status ?? {}) as { readonly phase?: string }
+  yield* reportWhenRunning(
+    () => status(kube.get(cr.apiVersion, cr.kind, cr.metadata.name, namespace)).phase,
+    `${namespace}/${cr.metadata.name}`,
+    Date.now()
+  )
   yield* Effect.addFinalizer(() => Effect.sync(() => process.stdout.write("\nkubemend: draining and stopping…\n")))
   return yield* Effect.never
 }).pipe(Effect.annotateLogs("service", "local"), Effect.tapErrorCause(Effect.logError))

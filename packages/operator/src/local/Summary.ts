@@ -1,4 +1,6 @@
 /** What `npm start` prints and writes to `.local/stack.json` (the shape README, tests and benchmarks rely on). */
+import { Duration, Effect, Schedule } from "effect"
+
 export interface Endpoint {
   readonly url: string
   readonly healthUrl: string
@@ -55,8 +57,25 @@ export const printSummary = (stack: StackJson, elapsedMs: number) => {
     "MCP client configuration (the sre persona):",
     JSON.stringify(mcpConfig, null, 2),
     "",
+    `The platform CR ${stack.namespace}/kubemend is still reconciling (Validating, Migrating, Deploying); the services`,
+    "above already answer, and a line follows when the CR reaches Running.",
     "Ctrl-C drains and stops everything.",
     ""
   ]
   process.stdout.write(lines.join("\n"))
 }
+
+/**
+ * Prints one line when the platform CR's phase reads Running (`phase` is read every second), for as long as the
+ * enclosing scope lives.
+ */
+export const reportWhenRunning = (phase: () => string | undefined, name: string, readyAt: number) =>
+  Effect.sync(phase).pipe(
+    Effect.repeat({ schedule: Schedule.spaced(Duration.seconds(1)), until: (p) => p === "Running" }),
+    Effect.flatMap(() =>
+      Effect.sync(() =>
+        process.stdout.write(`\nkubemend: platform CR ${name} is Running (${((Date.now() - readyAt) / 1000).toFixed(1)} s after ready)\n`)
+      )
+    ),
+    Effect.forkScoped
+  )

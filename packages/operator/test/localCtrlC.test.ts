@@ -1,0 +1,80 @@
+/**
+ * Ctrl-C to `npm start` right after it reports ready, while the in-process operator is still taking the platform CR
+ * through Migrating and Deploying. A terminal sends SIGINT to its whole foreground process group, so the platform
+ * runs in a group of its own here and the signal goes to that group, as a terminal would send it.
+ */
+import { describe, expect, it } from "vitest"
+import { spawn } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+
+const root = Path.resolve(__dirname, "..", "..", "..")
+
+// Generous: this asserts that the platform stops, not how fast. Before the fix it was still running after 45 s.
+const stopBoundMs = 30_000
+
+const waitFor = async (file: string, child: { exitCode: number | null }, deadlineMs: number) => {
+  const until = Date.now() + deadlineMs
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`local platform exited with ${child.exitCode}`)
+    if (Fs.existsSync(file)) return JSON.parse(Fs.readFileSync(file, "utf8"))
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error("local platform did not become ready")
+}
+
+const waitForOutput = async (output: () => string, pattern: RegExp, child: { exitCode: number | null }, deadlineMs: number) => {
+  const until = Date.now() + deadlineMs
+  while (!pattern.test(output())) {
+    if (child.exitCode !== null) throw new Error(`local platform exited with ${child.exitCode}`)
+    if (Date.now() > until) throw new Error(`no ${pattern} in the output`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+describe("local platform (npm start) and Ctrl-C", () => {
+  it("stops everything promptly when Ctrl-C comes right after ready", { timeout: 240_000 }, async () => {
+    const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-ctrlc-"))
+    Fs.chmodSync(state, 0o755)
+    const child = spawn(process.execPath, ["--import", "tsx", Path.join(root, "packages/operator/src/local.ts")], {
+      cwd: root,
+      env: { ...process.env, LOCAL_PORTS: "auto", LOCAL_QUIET: "true", LOCAL_STATE_DIR: state },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true
+    })
+    let output = ""
+    child.stdout.on("data", (d) => (output += d))
+    child.stderr.on("data", (d) => (output += d))
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    const group = -child.pid!
+    try {
+      const stack = await waitFor(Path.join(state, ".local", "stack.json"), child, 180_000)
+      // Right after ready the lifecycle controllers are already moving the demo remediations (each move is an audit
+      // event on its way to storage) while the operator takes the platform CR through Migrating and Deploying.
+      expect(output).toContain("a line follows when the CR reaches Running")
+      await waitForOutput(() => output, /-> Analyzing/, child, 60_000)
+      expect(output).not.toMatch(/platform phase \S+ -> Running/)
+      // The terminal's Ctrl-C: SIGINT to every process of the foreground group.
+      process.kill(group, "SIGINT")
+      const outcome = await Promise.race([
+        exited.then((code) => ({ code })),
+        new Promise<"running">((r) => setTimeout(() => r("running"), stopBoundMs))
+      ])
+      expect(outcome, output.slice(-3000)).toEqual({ code: 0 })
+      for (const svc of ["gateway", "agent", "storage", "signals"] as const) {
+        await expect(fetch(`${stack[svc].healthUrl}/healthz`)).rejects.toThrow()
+      }
+      // The operator stopped before the services did, so it never saw them go away.
+      expect(output.slice(output.indexOf("draining and stopping"))).not.toMatch(/platform phase .* -> Degraded/)
+    } finally {
+      if (child.exitCode === null) {
+        try {
+          process.kill(group, "SIGKILL")
+        } catch {
+          // already gone
+        }
+      }
+    }
+  })
+})
