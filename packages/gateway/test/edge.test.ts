@@ -208,6 +208,8 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
         const inits = (yield* gw.audit.entries).filter((e) => e.type === "mcp.session_init")
         assert.deepStrictEqual(inits.map((e) => e.data["mcp_session_id"]).filter((id) => id === sid), [sid])
         assert.strictEqual(inits.length, 3)
+        // The version the SDK client asked for and the server agreed to, not a fixed one.
+        assert.deepStrictEqual([...new Set(inits.map((e) => e.data["protocol_version"]))], ["2025-03-26"])
       }))
   })
 })

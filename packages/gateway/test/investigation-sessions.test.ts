@@ -67,6 +67,23 @@ layer(InfraLive, { excludeTestServices: true })("InvestigationSession resources 
       assert.match(lost.text, /holds this session/)
       yield* ok(sre, "svc_cancel", { rr_id })
       assert.isFalse((yield* recordsOf(rr_id)).some((r) => r.phase === "Active"))
+
+      // The MCP journey is audited as A2A's is: delegated at each accepted start, result and completion at each end.
+      const audited = (yield* gw.audit.entries).filter((e) => ["ka.delegated", "ka.result_received", "session.completed"].includes(e.type))
+      assert.deepStrictEqual(audited.map((e) => [e.type, e.userId, e.data["join_mode"] ?? e.data["status"]]), [
+        ["ka.delegated", sreUser, "start"],
+        ["ka.result_received", sreUser, "completed_no_action"],
+        ["session.completed", sreUser, "start"],
+        ["ka.delegated", aioUser, "start"],
+        ["ka.delegated", sreUser, "takeover"],
+        ["ka.result_received", sreUser, "cancelled"],
+        ["session.completed", sreUser, "takeover"]
+      ])
+      const completed = audited.find((e) => e.type === "session.completed")!
+      assert.deepInclude(completed.data, { rr_id, terminal_phase: "completed_no_action", user_identity: sreUser })
+      assert.isAtLeast(completed.data["duration_ms"] as number, 0)
+      assert.strictEqual(completed.outcome, "success")
+      assert.isString(completed.data["mcp_session_id"])
     }), { timeout: 60_000 })
 
   it.scoped("an Active resource the agent does not back locks nobody out and is settled", () =>

@@ -4,9 +4,11 @@
  * request runs the edge chain first). Each session, from its initialization on, holds a slot of the gateway-wide
  * pool (`SessionSlots`, shared with A2A conversations); with none free the `initialize` is refused. `DELETE /mcp`,
  * idling past `sessionIdleTimeout` and shutdown close a session and free its slot.
- * `mcp.session_init` is audited once per session id, when the SDK assigns it.
+ * `mcp.session_init` is audited once per session id, when the SDK assigns it, with the protocol version the SDK's
+ * server answers the initialize with (the client's when supported, else the latest).
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { Clock, Duration, Effect, ExecutionStrategy, Exit, Runtime, Schedule, Scope } from "effect"
 import { randomUUID } from "node:crypto"
@@ -59,7 +61,10 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
      * A new session for `caller` (its `initialize` request is next). The slot is taken now, so concurrent
      * initializations cannot overshoot the limit; `settle` gives it back when the SDK did not start the session.
      */
-    const create = Effect.fn("McpSessions.create")(function* (caller: Caller) {
+    const create = Effect.fn("McpSessions.create")(function* (caller: Caller, requestedVersion: string | undefined) {
+      const protocolVersion = requestedVersion !== undefined && SUPPORTED_PROTOCOL_VERSIONS.includes(requestedVersion)
+        ? requestedVersion
+        : LATEST_PROTOCOL_VERSION
       const slot = `mcp:${randomUUID()}`
       yield* slots.acquire(slot, caller.principal.user, "close an MCP session (DELETE /mcp) or retry later")
       const sessionScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
@@ -79,7 +84,7 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
           open.set(sid, Object.assign(session, { scope: sessionScope, slot }))
           runFork(Effect.zipRight(publish, audit.emit({
             type: "mcp.session_init", outcome: "success", userId: caller.principal.user, clientIp: caller.clientIp,
-            correlationId: sid, data: { mcp_session_id: sid, protocol_version: "2025-03-26" }
+            correlationId: sid, data: { mcp_session_id: sid, protocol_version: protocolVersion }
           })))
         },
         onsessionclosed: (sid) => {

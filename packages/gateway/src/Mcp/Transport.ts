@@ -31,8 +31,10 @@ const missingCallParams = (body: unknown) => {
     (typeof m.params !== "object" || m.params === null || typeof (m.params as { name?: unknown }).name !== "string")
 }
 
-const isInitialize = (body: unknown) =>
-  (Array.isArray(body) ? body : [body]).some((m) => (m as { method?: unknown } | null)?.method === "initialize")
+const initializeOf = (body: unknown) =>
+  (Array.isArray(body) ? body : [body]).find((m) => (m as { method?: unknown } | null)?.method === "initialize") as
+    | { readonly params?: { readonly protocolVersion?: unknown } }
+    | undefined
 
 export const McpRoutes = Effect.gen(function* () {
   const edge = yield* Edge
@@ -119,10 +121,12 @@ export const McpRoutes = Effect.gen(function* () {
       }
       const id = request.headers["mcp-session-id"]
       if (id === undefined) {
-        if (!isInitialize(body)) {
+        const initialize = initializeOf(body)
+        if (initialize === undefined) {
           return yield* new InvalidRequest({ detail: "Mcp-Session-Id header is required (send initialize first)" })
         }
-        const { session, settle } = yield* sessions.create(caller)
+        const requested = initialize.params?.protocolVersion
+        const { session, settle } = yield* sessions.create(caller, typeof requested === "string" ? requested : undefined)
         return yield* dispatch(session, request, caller, { body, json: !sse }).pipe(Effect.ensuring(settle))
       }
       const session = yield* sessions.lookup(id, caller)

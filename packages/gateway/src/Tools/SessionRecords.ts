@@ -5,11 +5,16 @@
  * `Cancelled`, `Disconnected`, `Failed`). A resource that still reads `Active` for another user is checked against
  * the agent before it refuses anyone: when the agent no longer has that user driving the session, the resource is
  * settled to what the agent says and the caller is let in.
+ *
+ * Over MCP the same moments are audited as A2A audits its blocking investigation: `ka.delegated` when the agent
+ * accepted the start (or takeover), `ka.result_received` and `session.completed` (with `duration_ms`) when the
+ * agent's answer ends the session. A2A calls are left to A2A's own events (A2a/Investigate.ts), so none doubles.
  */
 import { Clock, Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { K8s, type KubeObject } from "@kubemend/core/K8s"
 import type { InvestigationSessionPhase } from "@kubemend/core/domain/InvestigationSession"
+import { GatewayAudit } from "../GatewayAudit.ts"
 import { ToolError, type ToolContext } from "../Mcp/Tool.ts"
 import { k8sFailure, record, specOf, statusOf, str } from "./Common.ts"
 
@@ -39,8 +44,11 @@ const rrOf = (s: KubeObject) => str(record(specOf(s).remediationRequestRef).name
 const userOf = (s: KubeObject) => str(record(specOf(s).userIdentity).username)
 const isActive = (s: KubeObject) => (str(statusOf(s).phase) ?? "Active") === "Active"
 
+const viaMcp = (ctx: ToolContext) => ctx.caller.endpoint === "/mcp"
+
 export const sessionRecords = Effect.gen(function* () {
   const k8s = yield* K8s
+  const audit = yield* GatewayAudit
   const unavailable = k8sFailure("investigation sessions")
   const now = Effect.map(Clock.currentTimeMillis, (t) => new Date(t).toISOString())
 
@@ -88,6 +96,31 @@ export const sessionRecords = Effect.gen(function* () {
         phase: "Active", startedAt: at, leaseHolder: user, leaseAcquiredAt: at, connectionState: "Connected",
         ...(sessionId === undefined || sessionId === "" ? {} : { kaCorrelationID: sessionId })
       }).pipe(Effect.ignore)
+      if (viaMcp(ctx)) {
+        yield* audit.emit({
+          type: "ka.delegated", outcome: "success", userId: user, clientIp: ctx.caller.clientIp, correlationId: rr,
+          data: { session_id: sessionId ?? "", rr_id: rr, mcp_session_id: ctx.sessionId ?? "", join_mode: takeover ? "takeover" : "start" }
+        })
+      }
+    })
+
+  /** The audit of `user`'s MCP session ending in `phase` as the agent answered. */
+  const ended = (rr: string, ctx: ToolContext, session: KubeObject, phase: InvestigationSessionPhase, answer: Record<string, unknown>) =>
+    Effect.gen(function* () {
+      const end = yield* Clock.currentTimeMillis
+      const started = Date.parse(str(statusOf(session).startedAt) ?? "")
+      const durationMs = Number.isNaN(started) ? 0 : Math.max(0, end - started)
+      const sessionId = str(answer.session_id) ?? str(statusOf(session).kaCorrelationID) ?? ""
+      const status = str(answer.status) ?? phase.toLowerCase()
+      const base = { userId: ctx.caller.principal.user, clientIp: ctx.caller.clientIp, correlationId: rr }
+      yield* audit.emit({ ...base, type: "ka.result_received", outcome: phase === "Failed" ? "failure" : "success", data: { session_id: sessionId, rr_id: rr, status } })
+      yield* audit.emit({
+        ...base, type: "session.completed", outcome: phase === "Completed" ? "success" : "failure", durationMs,
+        data: {
+          session_id: sessionId, rr_id: rr, terminal_phase: status, duration_ms: durationMs, join_mode: str(specOf(session).joinMode) ?? "start",
+          user_identity: ctx.caller.principal.user, mcp_session_id: ctx.sessionId ?? ""
+        }
+      })
     })
 
   /** Records what the agent answered about `user`'s session on `rr`. */
@@ -104,6 +137,8 @@ export const sessionRecords = Effect.gen(function* () {
       }
       const mine = (yield* activeOn(rr)).filter((s) => userOf(s) === user)
       yield* settle(mine, phase, str(answer.message))
+      // Once per session: the record is no longer Active after this.
+      if (viaMcp(ctx) && phase !== "Disconnected") yield* Effect.forEach(mine, (s) => ended(rr, ctx, s, phase, answer), { discard: true })
     }).pipe(Effect.catchAll((e) => Effect.logWarning("could not record the investigation session", e)))
 
   /**
