@@ -12,7 +12,7 @@ export interface OperatorSettings {
   readonly apiGroup: string
   /** Tool name prefix used in the `tool-<persona>` ClusterRoles (`svc`). */
   readonly toolPrefix: string
-  /** Release image every service runs (`node --import tsx packages/<svc>/src/main.ts`); `spec.image.overrides` wins. */
+  /** Release image every service runs (`node --conditions=kubemend-dist packages/<svc>/dist/main.js`, see Platform/ServiceCommand.ts); `spec.image.overrides` wins. */
   readonly image: string
   /** Image of the web console. */
   readonly consoleImage: string

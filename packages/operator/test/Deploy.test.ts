@@ -9,6 +9,7 @@ import * as YAML from "yaml"
 import { crdFileName, crdYaml, renderCrds } from "../src/Crds.ts"
 import { OperatorConfig } from "../src/OperatorConfig.ts"
 import { apiGroup, namespace, platform, spec } from "./Harness.ts"
+import { serviceCommand } from "../src/Platform/ServiceCommand.ts"
 
 const deployDir = Path.resolve(import.meta.dirname, "../../../deploy")
 const crdDir = Path.join(deployDir, "crds")
@@ -78,7 +79,7 @@ describe("deploy/ manifests", () => {
       kube.seed(objects)
       const deployment = kube.get("apps/v1", "Deployment", "kubemend-operator", "kubemend-operator") as any
       const container = deployment.spec.template.spec.containers[0]
-      expect(container.command).toEqual(["node", "--import", "tsx", "packages/operator/src/main.ts"])
+      expect(container.command).toEqual(serviceCommand("operator"))
       expect(deployment.spec.template.spec.securityContext.runAsNonRoot).toBe(true)
       const role = objects.find((o) => o.kind === "ClusterRole")
       expect(role.rules.some((r: any) => r.resources.includes("clusterroles") && r.verbs.includes("escalate"))).toBe(true)

@@ -15,7 +15,7 @@ describe("platform reconcile", () => {
       const jobs = w.kube.list("batch/v1", "Job", namespace)
       expect(jobs).toHaveLength(1)
       const command = (jobs[0] as any).spec.template.spec.containers[0].command
-      expect(command).toEqual(["node", "--import", "tsx", "packages/storage/src/main.ts", "migrate"])
+      expect(command).toEqual(["node", "--conditions=kubemend-dist", "--enable-source-maps", "packages/storage/dist/main.js", "migrate"])
       expect(w.deployment("gateway")).toBeUndefined()
 
       w.completeJobs()

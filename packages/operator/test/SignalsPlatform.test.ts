@@ -12,6 +12,7 @@ import { renderClusterRbac } from "../src/Platform/Rbac.ts"
 import { renderServiceConfigs } from "../src/Platform/RenderConfig.ts"
 import { renderWorkloads } from "../src/Platform/Workloads.ts"
 import { spec as specJson } from "./Harness.ts"
+import { serviceCommand } from "../src/Platform/ServiceCommand.ts"
 
 const spec = Either.getOrThrow(decodePlatformSpec(specJson((s) => {
   s.gateway = { config: { deduplicationCooldown: "10m", k8sRequestTimeout: "7s", trustedProxyCIDRs: ["10.0.0.0/8"], corsAllowedOrigins: ["https://console.example.com"] } }
@@ -41,7 +42,7 @@ describe("the signal service in the platform", () => {
     const cr = { apiVersion: "kubemend.io/v1alpha1", kind: "Kubemend", metadata: { name: "kubemend", namespace: "kubemend-system", uid: "u" } }
     const workloads = (s: typeof spec) => renderWorkloads(s, { cr, apiGroup: "kubemend.io", image: "img", consoleImage: "c", configs: renderServiceConfigs(s, ctx) })
     const deployment = workloads(spec).find((o) => o.kind === "Deployment" && o.metadata.name === "kubemend-signals") as any
-    expect(deployment.spec.template.spec.containers[0].command).toEqual(["node", "--import", "tsx", "packages/signals/src/main.ts"])
+    expect(deployment.spec.template.spec.containers[0].command).toEqual(serviceCommand("signals"))
     expect(workloads(spec).some((o) => o.kind === "Service" && o.metadata.name === "kubemend-signals")).toBe(true)
     const off = { ...spec, gateway: { ...spec.gateway, enabled: false } }
     expect(workloads(off).some((o) => o.metadata.name === "kubemend-signals")).toBe(false)

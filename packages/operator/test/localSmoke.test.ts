@@ -12,6 +12,24 @@ import * as Path from "node:path"
 
 const root = Path.resolve(__dirname, "..", "..", "..")
 
+// LOCAL_SMOKE_BUILT=true runs the same journey on the output of `npm run build` (.ci/run does, after building):
+// the platform and every service it starts run as plain node on dist/, with no TypeScript tooling.
+const built = process.env["LOCAL_SMOKE_BUILT"] === "true"
+const entry = built
+  ? ["--conditions=kubemend-dist", "--enable-source-maps", Path.join(root, "packages/operator/dist/local.js")]
+  : ["--import", "tsx", Path.join(root, "packages/operator/src/local.ts")]
+
+/** Command lines of the processes started with this state directory in their environment (Linux /proc). */
+const processesOf = (state: string) =>
+  Fs.readdirSync("/proc").filter((pid) => /^\d+$/.test(pid)).flatMap((pid) => {
+    try {
+      if (!Fs.readFileSync(`/proc/${pid}/environ`, "utf8").includes(`LOCAL_STATE_DIR=${state}\0`)) return []
+      return [Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim()]
+    } catch {
+      return []
+    }
+  })
+
 const waitFor = async (file: string, child: { exitCode: number | null }, deadlineMs: number) => {
   const until = Date.now() + deadlineMs
   while (Date.now() < until) {
@@ -23,10 +41,10 @@ const waitFor = async (file: string, child: { exitCode: number | null }, deadlin
 }
 
 describe("local platform (npm start)", () => {
-  it("serves MCP with the printed token and stops cleanly on Ctrl-C", { timeout: 300_000 }, async () => {
+  it(`serves MCP with the printed token and stops cleanly on Ctrl-C (${built ? "built JavaScript" : "TypeScript sources"})`, { timeout: 300_000 }, async () => {
     const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-local-"))
     Fs.chmodSync(state, 0o755)
-    const child = spawn(process.execPath, ["--import", "tsx", Path.join(root, "packages/operator/src/local.ts")], {
+    const child = spawn(process.execPath, entry, {
       cwd: root,
       env: { ...process.env, LOCAL_PORTS: "auto", LOCAL_QUIET: "true", LOCAL_STATE_DIR: state },
       stdio: ["ignore", "pipe", "pipe"]
@@ -39,6 +57,11 @@ describe("local platform (npm start)", () => {
       const stack = await waitFor(Path.join(state, ".local", "stack.json"), child, 150_000)
       expect(Object.keys(stack.tokens)).toEqual(expect.arrayContaining(["sre", "remediation-approver", "no-console"]))
       expect(output).toContain("Kubemend is running")
+      if (built) {
+        const commands = processesOf(state)
+        expect(commands.filter((c) => c.includes("/dist/main.js"))).toHaveLength(4)
+        expect(commands.filter((c) => /tsx|\.ts( |$)/.test(c))).toEqual([])
+      }
 
       const transport = new StreamableHTTPClientTransport(new URL(`${stack.gateway.url}/mcp`), {
         requestInit: { headers: { Authorization: `Bearer ${stack.tokens.sre}` } }

@@ -7,8 +7,9 @@ import type { KubeObject } from "@kubemend/core/K8s"
 import type { PlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { createHash } from "node:crypto"
 import { configKey, ownerLabels, ownerReference, paths, workloadName } from "./Names.ts"
+import { serviceCommand } from "./ServiceCommand.ts"
 
-export const migrateCommand = ["node", "--import", "tsx", "packages/storage/src/main.ts", "migrate"] as const
+export const migrateCommand = serviceCommand("storage", "migrate")
 
 export const migrationHash = (spec: PlatformSpec, image: string): string =>
   createHash("sha256")

@@ -25,6 +25,7 @@ import {
   workloadName
 } from "./Names.ts"
 import { type ServiceConfigs, storageValkeySecrets } from "./RenderConfig.ts"
+import { serviceCommand } from "./ServiceCommand.ts"
 
 export interface WorkloadContext {
   readonly cr: KubeObject
@@ -213,7 +214,7 @@ export const renderWorkloads = (spec: PlatformSpec, ctx: WorkloadContext): Reado
     return objectsFor(ctx, svc, configKey, text, {
       svc,
       image: imageOf(svc, ctx.image),
-      command: ["node", "--import", "tsx", `packages/${svc}/src/main.ts`],
+      command: serviceCommand(svc),
       configKey,
       configText: text,
       ports,

@@ -1,10 +1,12 @@
 /**
- * Child processes of the local platform: each service runs as `node --import tsx packages/<svc>/src/main.ts` with
- * its rendered config file, exactly as in a cluster minus the container. Output is prefixed and forwarded.
+ * Child processes of the local platform: each service runs as `node --import tsx packages/<svc>/src/main.ts` (or its
+ * built `dist/main.js`) with its rendered config file, exactly as in a cluster minus the container. Output is
+ * prefixed and forwarded.
  */
 import { Duration, Effect, Schedule } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
+import { builtNodeFlags } from "../Platform/ServiceCommand.ts"
 
 export interface ServiceProcess {
   readonly name: string
@@ -33,6 +35,16 @@ const forward = (name: string, stream: NodeJS.ReadableStream | null, out: NodeJS
   })
 }
 
+/**
+ * Node's arguments for a service: the built JavaScript when this platform itself runs from `dist/` (`npm run build`,
+ * then `node --conditions=kubemend-dist packages/operator/dist/local.js`), the TypeScript through tsx otherwise.
+ */
+const runningBuilt = import.meta.url.includes("/dist/local/")
+const serviceEntry = (root: string, name: string): ReadonlyArray<string> =>
+  runningBuilt
+    ? [...builtNodeFlags, Path.join(root, "packages", name, "dist", "main.js")]
+    : ["--import", "tsx", Path.join(root, "packages", name, "src", "main.ts")]
+
 // Services still running when this process exits without its scope closing (a crash): killed, never left behind.
 const running = new Set<ChildProcess>()
 process.once("exit", () => {
@@ -50,7 +62,7 @@ export const spawnService = (options: SpawnOptions, grace: Duration.Duration) =>
     Effect.sync((): ServiceProcess => {
       const child = spawn(
         process.execPath,
-        ["--import", "tsx", Path.join(options.root, "packages", options.name, "src", "main.ts"), ...(options.args ?? [])],
+        [...serviceEntry(options.root, options.name), ...(options.args ?? [])],
         {
           cwd: options.root,
           env: { ...process.env, ...options.env, CONFIG_FILE: options.configFile },
