@@ -42,6 +42,13 @@ export interface GatewaySettings {
   readonly severityTriageEnabled: boolean
   /** Prometheus-compatible base URL serving `GET /api/v1/alerts`. */
   readonly metricsBackendUrl: Option.Option<string>
+  /**
+   * A bearer token for the metrics backend, read from this file on every request (a projected service account token
+   * rotates): the in-cluster querier the operator points at by default authorizes with it.
+   */
+  readonly metricsBackendTokenFile: Option.Option<string>
+  /** PEM CA bundle the metrics backend's certificate is checked against (the cluster's service CA), else the system's. */
+  readonly metricsBackendCaFile: Option.Option<string>
   readonly rateLimit: RateLimitSettings
   /** Largest accepted request body; larger ones get 413 without being read to the end. */
   readonly maxBodyBytes: number
@@ -91,6 +98,8 @@ const defaults: GatewaySettings = {
   interactiveEnabled: false,
   severityTriageEnabled: false,
   metricsBackendUrl: Option.none(),
+  metricsBackendTokenFile: Option.none(),
+  metricsBackendCaFile: Option.none(),
   rateLimit: { ipRequestsPerSec: 50, userRequestsPerSec: 20, toolCallsPerMinute: 60, maxConcurrentSessions: 100, maxSessionsPerUser: 10 },
   maxBodyBytes: 1024 * 1024,
   allowedOrigins: [],
@@ -118,6 +127,7 @@ const merge = (o: GatewayOverrides): GatewaySettings => ({
 })
 
 const positive = (name: string) => intInRange(name, 1, 1_000_000_000)
+/** An optional string setting where an empty value means absent. */
 const optionalUrl = (name: string) => Config.option(Config.string(name)).pipe(Config.map(Option.filter((s) => s !== "")))
 
 const goDurationValue = Config.string().pipe(
@@ -160,6 +170,8 @@ export const gatewayConfig: Config.Config<GatewaySettings> = Config.all({
   interactiveEnabled: Config.boolean("enabled").pipe(Config.nested("interactive"), Config.withDefault(false)),
   severityTriageEnabled: Config.boolean("enabled").pipe(Config.nested("severityTriage"), Config.withDefault(false)),
   metricsBackendUrl: optionalUrl("url").pipe(Config.nested("metricsBackend")),
+  metricsBackendTokenFile: optionalUrl("tokenFile").pipe(Config.nested("metricsBackend")),
+  metricsBackendCaFile: optionalUrl("caFile").pipe(Config.nested("metricsBackend")),
   rateLimit: rateLimitConfig,
   maxBodyBytes: intInRange("maxBodyBytes", 1024, 64 * 1024 * 1024).pipe(
     Config.nested("limits"),

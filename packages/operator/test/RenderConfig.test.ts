@@ -101,6 +101,9 @@ describe("renderServiceConfigs: the gateway's file", () => {
       expect(value.gateway.severityTriageEnabled).toBe(true)
       // Monitoring is on by default: the metrics backend URL is derived, so svc_list_alerts registers.
       expect(value.gateway.metricsBackendUrl).toEqual(Option.some("https://thanos-querier.openshift-monitoring.svc:9091"))
+      // The derived querier wants the service account's token and serves a service-CA certificate.
+      expect(value.gateway.metricsBackendTokenFile).toEqual(Option.some("/var/run/secrets/kubernetes.io/serviceaccount/token"))
+      expect(value.gateway.metricsBackendCaFile).toEqual(Option.some("/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"))
       expect(value.gateway.rateLimit).toEqual({ ipRequestsPerSec: 50, userRequestsPerSec: 7, toolCallsPerMinute: 60, maxConcurrentSessions: 100, maxSessionsPerUser: 10 })
       expect(value.gateway.mcpEnabled).toBe(true)
       expect(value.gateway.agentUrl).toEqual(Option.some("http://kubemend-agent.kubemend-system.svc:8443"))

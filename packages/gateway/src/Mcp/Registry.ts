@@ -47,7 +47,8 @@ export const inputSchemaOf = (def: ToolDef): ListedTool["inputSchema"] => ({
 })
 
 export class ToolRegistry extends Effect.Service<ToolRegistry>()("@kubemend/gateway/ToolRegistry", {
-  effect: Effect.gen(function* () {
+  // Scoped: the metrics backend's HTTP agent (its CA) lives as long as the tools.
+  scoped: Effect.gen(function* () {
     const config = yield* GatewayConfig
     const groups = yield* Effect.all([
       remediationTools, approvalTools, watchTools, investigationTools, storageTools, presentTools, alertTools

@@ -6,8 +6,15 @@
  * model; it is returned as `severity` (with `severity_source` when not from the label) and drives the filter, the
  * order and `prioritized`. Label keys that look like credentials are dropped and URLs/IP addresses in values
  * redacted (before anything reaches the triage model); past the output cap the tail is trimmed.
+ *
+ * The backend is reached as the operator's default one needs: with `metricsBackend.tokenFile` a bearer token (read
+ * per request, since projected tokens rotate) and with `metricsBackend.caFile` its certificate checked against that
+ * CA bundle.
  */
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Option, Schema } from "effect"
+import { readFile } from "node:fs/promises"
 import { classifySeverity, type Severity, severityRank } from "@kubemend/core/domain/Severity"
 import { makeSeverityTriage, type Triaged } from "../A2a/Triage.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
@@ -69,13 +76,28 @@ export const alertTools = Effect.gen(function* () {
   const url = `${config.metricsBackendUrl.value.replace(/\/+$/, "")}/api/v1/alerts`
   const triage = yield* makeSeverityTriage
 
-  const fetchAlerts = Effect.tryPromise({
-    try: async (signal) => {
-      const res = await fetch(url, { signal, headers: { accept: "application/json" } })
-      if (!res.ok) throw new Error(`status ${res.status}`)
-      return (await res.json()) as unknown
-    },
-    catch: () => new ToolError({ message: "the metrics backend is unavailable, please retry later", code: "metrics_unavailable" })
+  const unavailable = new ToolError({ message: "the metrics backend is unavailable, please retry later", code: "metrics_unavailable" })
+  // A CA that cannot be read is a configuration error: the gateway does not start rather than trust anything else.
+  const ca = yield* Option.match(config.metricsBackendCaFile, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (file) => Effect.orDieWith(Effect.tryPromise(() => readFile(file, "utf8")), (e) => new Error(`metricsBackend.caFile ${file}: ${String(e)}`))
+  })
+  const client = yield* NodeHttpClient.make.pipe(
+    Effect.provideServiceEffect(NodeHttpClient.HttpAgent, NodeHttpClient.makeAgent(ca === undefined ? {} : { ca }))
+  )
+  const bearer = Option.match(config.metricsBackendTokenFile, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (file) => Effect.mapError(Effect.tryPromise(() => readFile(file, "utf8")), () => unavailable)
+  })
+
+  const fetchAlerts = Effect.gen(function* () {
+    const token = (yield* bearer)?.trim()
+    const request = HttpClientRequest.get(url).pipe(
+      HttpClientRequest.acceptJson,
+      token === undefined || token === "" ? (r) => r : HttpClientRequest.bearerToken(token)
+    )
+    const response = yield* HttpClient.filterStatusOk(client).execute(request).pipe(Effect.mapError(() => unavailable))
+    return yield* Effect.mapError(response.json, () => unavailable)
   }).pipe(
     Effect.timeoutFail({
       duration: config.backendTimeout,

@@ -67,6 +67,12 @@ export const defaultMonitoring = {
   alertManagerURL: "https://alertmanager-main.openshift-monitoring.svc:9094"
 } as const
 
+/**
+ * The CA of the derived querier's serving certificate (OpenShift's service CA, which the cluster injects into every
+ * pod's service account mount); a URL given in the CR or by the caller is checked against the system's CAs.
+ */
+export const serviceCaFile = "/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"
+
 /** The metrics and alert-manager URLs the platform uses, or none when monitoring is off. */
 export const monitoringUrls = (spec: PlatformSpec, ctx: Pick<RenderContext, "monitoring">) =>
   spec.monitoring.enabled
@@ -114,7 +120,14 @@ const renderGateway = (spec: PlatformSpec, ctx: RenderContext): Record<string, u
     mcp: { enabled: af.enabled },
     interactive: { enabled: spec.agent.interactive.enabled },
     severityTriage: { enabled: af.severityTriage.enabled },
-    ...(monitoring === undefined ? {} : { metricsBackend: { url: monitoring.metricsURL } }),
+    // The querier authorizes the gateway's service account token; svc_list_alerts presents it.
+    ...(monitoring === undefined ? {} : {
+      metricsBackend: defined({
+        url: monitoring.metricsURL,
+        tokenFile: ctx.files?.serviceTokenFile ?? paths.serviceAccountToken,
+        caFile: monitoring.metricsURL === defaultMonitoring.metricsURL ? serviceCaFile : undefined
+      })
+    }),
     rateLimit: { ...af.rateLimit },
     auth: defined({
       issuerURL: af.auth.issuerURL,

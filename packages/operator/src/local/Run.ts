@@ -123,7 +123,13 @@ export const localPlatform = Effect.gen(function* () {
   const start = (name: "gateway" | "agent" | "storage" | "signals") =>
     Effect.gen(function* () {
       const identity = identities[name]
-      const config = { ...configs[name], storage: { ...(configs[name]["storage"] as object), tokenFile: identity.tokenFile } }
+      const rendered = configs[name]
+      // Each service presents its own ServiceAccount's token (to storage, and the gateway to the metrics backend).
+      const config = {
+        ...rendered,
+        storage: { ...(rendered["storage"] as object), tokenFile: identity.tokenFile },
+        ...(rendered["metricsBackend"] === undefined ? {} : { metricsBackend: { ...(rendered["metricsBackend"] as object), tokenFile: identity.tokenFile } })
+      }
       const configFile = Path.join(dir, `${name}.yaml`)
       Fs.writeFileSync(configFile, Yaml.stringify(config))
       const proc = yield* spawnService(
