@@ -178,8 +178,8 @@ describe("lifecycle: terminal cascade and garbage collection", () => {
       yield* h.settle
       const ai = Option.getOrThrow(yield* h.get("aianalyses", "ai-rr-a"))
       expect(ai.status).toMatchObject({ phase: "Failed", reason: "ParentCancelled", message: "parent remediation Cancelled" })
-      // The SignalProcessing had finished: the cascade leaves finished children alone.
-      expect(Option.getOrThrow(yield* h.get("signalprocessings", "sp-rr-a")).status.phase).toBe("Completed")
+      // Every child of a cancelled RR fails, the SignalProcessing that had completed too.
+      expect(Option.getOrThrow(yield* h.get("signalprocessings", "sp-rr-a")).status).toMatchObject({ phase: "Failed", message: "parent remediation Cancelled" })
       const r = yield* h.rr("rr-a")
       expect(r.status.overallPhase).toBe("Cancelled")
       expect(Date.parse(r.status.retentionExpiryTime)).toBe(24 * 3_600_000)
@@ -192,6 +192,36 @@ describe("lifecycle: terminal cascade and garbage collection", () => {
       yield* h.settle
       expect(h.agent.submitted.length).toBe(polls)
       expect((yield* h.audit).filter((e) => e.event_type === "orchestrator.lifecycle.cancelled").length).toBe(1)
+    }))
+
+  it.scoped("a cancel after the analysis completed (awaiting approval) fails that analysis with ParentCancelled; a completed RR keeps its completed children", () =>
+    Effect.gen(function* () {
+      const platform: KubeObject = {
+        apiVersion: `${apiGroup}/v1alpha1`,
+        kind: "Kubemend",
+        metadata: { name: "kubemend", namespace },
+        spec: { aiAnalysis: { confidenceThreshold: "0.95" } }
+      }
+      const h = yield* harness({ config, seed: [rr("rr-a"), platform] })
+      yield* h.settle
+      expect((yield* h.rr("rr-a")).status.overallPhase).toBe("AwaitingApproval")
+      expect(Option.getOrThrow(yield* h.get("aianalyses", "ai-rr-a")).status.phase).toBe("Completed")
+      yield* h.k8s.patchCrStatus("remediationrequests", "rr-a", { overallPhase: "Cancelled", message: "cancelled by alice" })
+      yield* h.settle
+      expect(Option.getOrThrow(yield* h.get("aianalyses", "ai-rr-a")).status).toMatchObject({ phase: "Failed", reason: "ParentCancelled" })
+      expect(Option.getOrThrow(yield* h.get("signalprocessings", "sp-rr-a")).status.phase).toBe("Failed")
+
+      // A remediation that completed keeps the record of what succeeded.
+      const done = yield* harness({ config, seed: [rr("rr-b")] })
+      yield* done.settle
+      yield* TestClock.adjust("5 seconds")
+      yield* done.settle
+      yield* TestClock.adjust("1 minute")
+      yield* done.settle
+      expect((yield* done.rr("rr-b")).status.overallPhase).toBe("Completed")
+      for (const [plural, name] of [["aianalyses", "ai-rr-b"], ["signalprocessings", "sp-rr-b"], ["workflowexecutions", "we-rr-b"]] as const) {
+        expect(Option.getOrThrow(yield* done.get(plural, name)).status.phase, plural).toBe("Completed")
+      }
     }))
 
   it.scoped("a failed or timed-out RR fails its running WorkflowExecution; a child patch error is retried, not fatal", () =>

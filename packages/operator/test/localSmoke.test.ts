@@ -72,7 +72,7 @@ describe("local platform (npm start)", () => {
       expect(tools.tools.map((t) => t.name)).toEqual(expect.arrayContaining(["svc_list_remediations", "svc_approve", "svc_list_alerts"]))
       expect(tools.tools).toHaveLength(23)
       const result = await client.callTool({ name: "svc_list_remediations", arguments: {} })
-      expect(result.isError).toBeFalsy()
+      expect(result.isError, JSON.stringify(result.content)).toBeFalsy()
       const listed = JSON.parse((result.content as Array<{ text: string }>)[0]!.text)
       expect(listed.remediations.map((r: { id: string }) => r.id)).toContain("rr-checkout-oom")
       await client.close()

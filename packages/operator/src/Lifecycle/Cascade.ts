@@ -1,9 +1,11 @@
 /**
- * The terminal cascade: an RR that reached `Completed`, `Failed`, `TimedOut` or `Cancelled` patches its unfinished
- * AIAnalysis, SignalProcessing and WorkflowExecution children to `Failed` (a cancelled parent marks the AIAnalysis
- * `ParentCancelled`). Idempotent (finished children are left alone) and non-fatal: the RR stays terminal whatever
- * happens here, a failed patch is retried later, and only a complete cascade records `retentionExpiryTime`, after
- * which the RR waits for garbage collection.
+ * The terminal cascade (document 1: every child is patched to failed when the RR enters a terminal phase): an RR
+ * that ended `Failed`, `TimedOut` or `Cancelled` patches every AIAnalysis, SignalProcessing and WorkflowExecution
+ * child to `Failed`, finished ones included (a cancelled parent marks the AIAnalysis `ParentCancelled`, also one
+ * that had completed); an RR that `Completed` patches its unfinished children and leaves the completed ones, whose
+ * success is its own. Idempotent (children already `Failed` are left alone) and non-fatal: the RR stays terminal
+ * whatever happens here, a failed patch is retried later, and only a complete cascade records
+ * `retentionExpiryTime`, after which the RR waits for garbage collection.
  */
 import type { RRPhase } from "@kubemend/core/domain/Phases"
 import type { CrPlural, KubeObject } from "@kubemend/core/K8s"
@@ -19,9 +21,10 @@ const children: ReadonlyArray<{ readonly plural: CrPlural; readonly ref: (rr: Re
   { plural: "workflowexecutions", ref: (rr) => rr.status?.workflowExecutionRef?.name }
 ]
 
-const finished = (o: KubeObject) => {
+/** Whether the cascade leaves `o` as it is under a parent that ended in `parentPhase`. */
+const settled = (o: KubeObject, parentPhase: RRPhase) => {
   const phase = statusField(o, "phase")
-  return phase === "Completed" || phase === "Failed"
+  return phase === "Failed" || (phase === "Completed" && parentPhase === "Completed")
 }
 
 /** The RR's children of one kind: by label, plus the one its status points at (created by someone else). */
@@ -57,7 +60,7 @@ export const onTerminal = (env: Env, rr: RemediationRequest, now: number, lastSe
         complete = false
         continue
       }
-      for (const child of found.right.filter((c) => !finished(c))) {
+      for (const child of found.right.filter((c) => !settled(c, phase))) {
         const patched = yield* Effect.either(failChild(env, plural, child, phase, now))
         if (patched._tag === "Left" && patched.left._tag !== "K8sNotFound") {
           complete = false
