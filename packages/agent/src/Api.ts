@@ -1,12 +1,14 @@
 /**
  * The agent's API server: the REST contract (`AgentApi` in core) with its handlers, the OpenAPI 3.1 document at
  * `/api/v1/openapi.json`, the interactive MCP route, and one rule for every failure: an RFC 7807 problem body.
+ * Every REST endpoint is for the platform's own ServiceAccounts (`Http/Auth.ts`).
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Layer } from "effect"
 import { AgentApi, AgentOpenApiPath } from "@kubemend/core/AgentApi"
 import { bodyLimit, problemMiddleware } from "@kubemend/core/HttpProblems"
 import { drainGuard } from "@kubemend/core/Servers"
+import { AgentAuthLive } from "./Http/Auth.ts"
 import { ConfigHttpLive } from "./Http/Config.ts"
 import { IncidentHttpLive } from "./Http/Incident.ts"
 
@@ -17,7 +19,8 @@ const maxBodyBytes = 1024 * 1024
 
 export const ApiLive = HttpApiBuilder.api(AgentApi).pipe(
   Layer.provide(IncidentHttpLive),
-  Layer.provide(ConfigHttpLive)
+  Layer.provide(ConfigHttpLive),
+  Layer.provide(AgentAuthLive)
 )
 
 /** Serves the API (plus whatever routes `extra` adds to `HttpApiBuilder.Router`) on the current HttpServer. */

@@ -42,8 +42,8 @@ const UnitLive = InteractiveLive.pipe(
   Layer.provide(MetricsLive)
 )
 
-const alice = { user: "alice", groups: [], via: "header" } as const
-const bob = { user: "bob", groups: [], via: "header" } as const
+const alice = { user: "alice", groups: [], via: "gateway" } as const
+const bob = { user: "bob", groups: [], via: "gateway" } as const
 
 describe("interactive leases", () => {
   it.scoped("orphaned leases are reclaimed at start; a lapsed lease lets another user start, abandoning the first", () =>

@@ -1,12 +1,12 @@
 /**
- * An MCP SDK client of the agent's interactive server, speaking for a user the way the gateway does (identity
- * headers), with the `notifications/message` it received.
+ * An MCP SDK client of the agent's interactive server, speaking for a user the way the gateway does (its
+ * ServiceAccount token plus identity headers), with the `notifications/message` it received.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
-import { baseUrl } from "./support.ts"
+import { baseUrl, gatewayToken } from "./support.ts"
 
 export type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content: Array<{ type: string; text?: string }> }
 
@@ -21,7 +21,7 @@ export const connect = (user: string) =>
       const url = yield* baseUrl
       const mcp = new Client({ name: `test-${user}`, version: "1.0.0" })
       const transport = new StreamableHTTPClientTransport(new URL(`${url}/api/v1/mcp`), {
-        requestInit: { headers: { "X-Kubemend-User": user, "X-Kubemend-Groups": "sre" } }
+        requestInit: { headers: { authorization: `Bearer ${gatewayToken}`, "X-Kubemend-User": user, "X-Kubemend-Groups": "sre" } }
       })
       yield* Effect.promise(() => mcp.connect(transport))
       const logs: Array<string> = []

@@ -3,7 +3,7 @@
  * (OpenAI wire, through the real adapter), the in-memory cluster (or the devkit's dev API server over HTTP), a
  * fixed workflow catalog, a recording audit sink.
  */
-import { HttpApiClient } from "@effect/platform"
+import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Layer } from "effect"
 import { AgentApi } from "@kubemend/core/AgentApi"
@@ -124,6 +124,28 @@ export const incident = (signal: string, overrides: Partial<IncidentRequestEncod
   ...overrides
 })
 
+/** The analysis controller's ServiceAccount, granted `agent-client` as the operator renders it. */
+export const controllerUser = "system:serviceaccount:kubemend-operator:kubemend-operator"
+export const controllerToken = "analysis-controller-token"
+
+/** The gateway's ServiceAccount: the agent believes the acting user it names. */
+export const gatewayUser = "system:serviceaccount:kubemend-system:kubemend-gateway"
+export const gatewayToken = "gateway-sa-token"
+
+const agentClientRole = {
+  apiVersion: "rbac.authorization.k8s.io/v1",
+  kind: "ClusterRole",
+  metadata: { name: "agent-client" },
+  rules: [{ apiGroups: [""], resources: ["services"], verbs: ["get", "create"], resourceNames: ["kubemend-agent"] }]
+}
+const agentClientBinding = {
+  apiVersion: "rbac.authorization.k8s.io/v1",
+  kind: "ClusterRoleBinding",
+  metadata: { name: "agent-client-controller" },
+  roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "agent-client" },
+  subjects: [{ kind: "ServiceAccount", name: "kubemend-operator", namespace: "kubemend-operator" }]
+}
+
 export interface TestOptions {
   readonly scripts: ReadonlyArray<ScriptedLlm.Script>
   readonly config?: Partial<AgentSettings>
@@ -137,7 +159,11 @@ export interface TestOptions {
 /** The devkit's dev API server, seeded, with the agent's K8s layer talking to it over HTTP. */
 export const DevKubeCluster = (seed: ReadonlyArray<KubeObject>) =>
   Layer.unwrapEffect(Effect.map(DevKube, (kube) => K8sLive.layer({ namespace, kubeconfig: kube.kubeConfig() }))).pipe(
-    Layer.provideMerge(Layer.scoped(DevKube, Effect.tap(DevKube.scoped(), (kube) => Effect.sync(() => kube.seed(seed)))))
+    Layer.provideMerge(Layer.scoped(DevKube, Effect.tap(DevKube.scoped(), (kube) => Effect.sync(() => {
+      kube.seed([...seed, agentClientRole, agentClientBinding])
+      kube.registerToken(controllerToken, { username: controllerUser, groups: ["system:serviceaccounts"] })
+      kube.registerToken(gatewayToken, { username: gatewayUser, groups: ["system:serviceaccounts"] })
+    }))))
   )
 
 export const agentOn = <E, R>(cluster: Layer.Layer<R, E>, options: TestOptions) =>
@@ -155,14 +181,26 @@ export const agentOn = <E, R>(cluster: Layer.Layer<R, E>, options: TestOptions) 
   )
 
 /** The agent serving on loopback, with handles for assertions (scripted server, memory cluster, audit). */
-export const AgentTest = (options: TestOptions) => agentOn(K8sMemory.layer({ namespace, seed: options.seed ?? cluster() }), options)
+export const AgentTest = (options: TestOptions) =>
+  agentOn(K8sMemory.layer({
+    namespace,
+    seed: options.seed ?? cluster(),
+    tokens: {
+      [controllerToken]: { username: controllerUser, groups: ["system:serviceaccounts"] },
+      [gatewayToken]: { username: gatewayUser, groups: ["system:serviceaccounts"] }
+    },
+    allow: [{ user: controllerUser, verb: "get", resource: "services", name: "kubemend-agent" },
+      { user: controllerUser, verb: "create", resource: "services", name: "kubemend-agent" }]
+  }), options)
 
 /** The same agent against the dev API server (`DevKube` in context for assertions). */
 export const AgentOnDevKube = (options: TestOptions) => agentOn(DevKubeCluster(options.seed ?? cluster()), options)
 
 export const baseUrl = Effect.map(apiPort, (port) => `http://127.0.0.1:${port}`)
 
-export const client = Effect.flatMap(baseUrl, (url) => HttpApiClient.make(AgentApi, { baseUrl: url }))
+/** The REST client as the analysis controller holds it (its ServiceAccount token). */
+export const client = Effect.flatMap(baseUrl, (url) =>
+  HttpApiClient.make(AgentApi, { baseUrl: url, transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(controllerToken)) }))
 
 /** Polls the session until it ends (at most 10 s). */
 export const awaitEnd = (sessionId: string) =>
@@ -178,6 +216,12 @@ export const awaitEnd = (sessionId: string) =>
 
 export const auditEvents = Effect.flatMap(AuditRecorder, (r) => r.events)
 
+/** Raw HTTP with the controller's token unless `init` sets `authorization` (an empty value sends none). */
 export const fetchRaw = (path: string, init?: RequestInit) =>
-  Effect.flatMap(baseUrl, (url) => Effect.promise(() => fetch(`${url}${path}`, init)))
+  Effect.flatMap(baseUrl, (url) => {
+    const headers = new Headers(init?.headers)
+    if (!headers.has("authorization")) headers.set("authorization", `Bearer ${controllerToken}`)
+    if (headers.get("authorization") === "") headers.delete("authorization")
+    return Effect.promise(() => fetch(`${url}${path}`, { ...init, headers }))
+  })
 

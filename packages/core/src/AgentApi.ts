@@ -4,8 +4,8 @@
  * agent's OpenAPI 1.5.7 so a controller written against the original works unchanged; every error is an RFC 7807
  * problem (`application/problem+json`).
  */
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Context, Schema } from "effect"
 import {
   AnalyzeAccepted,
   CancelSessionResponse,
@@ -14,18 +14,37 @@ import {
   SessionSnapshot,
   SessionStatus
 } from "./domain/Incident.ts"
+import { AccessRule } from "./EndpointAccess/Rule.ts"
 import {
   BadRequestProblem,
   ConflictProblem,
+  ForbiddenProblem,
   InternalProblem,
   NotFoundProblem,
-  ServiceUnavailableProblem
+  ServiceUnavailableProblem,
+  UnauthorizedProblem
 } from "./Problem.ts"
 
 export { AnalyzeAccepted, CancelSessionResponse, IncidentRequest, IncidentResponse, SessionSnapshot, SessionStatus }
 
 /** Where the agent serves the OpenAPI 3.1 document of this contract. */
 export const AgentOpenApiPath = "/api/v1/openapi.json" as const
+
+/** The caller of the REST API, as TokenReview named it. */
+export class AgentCaller extends Context.Tag("@kubemend/core/AgentApi/AgentCaller")<
+  AgentCaller,
+  { readonly user: string; readonly groups: ReadonlyArray<string> }
+>() {}
+
+/**
+ * A ServiceAccount bearer token checked against each endpoint's rule (core `EndpointAccess`): the analysis
+ * controller and the gateway hold `agent-client` (`get`/`create` on `services/kubemend-agent`).
+ */
+export class AgentAuth extends HttpApiMiddleware.Tag<AgentAuth>()("@kubemend/core/AgentApi/AgentAuth", {
+  failure: Schema.Union(UnauthorizedProblem, ForbiddenProblem, ServiceUnavailableProblem),
+  provides: AgentCaller,
+  security: { serviceAccount: HttpApiSecurity.bearer }
+}) {}
 
 const SessionPath = Schema.Struct({ session_id: Schema.String })
 
@@ -36,19 +55,19 @@ export const SessionEventStream = Schema.String.pipe(
 
 export class IncidentGroup extends HttpApiGroup.make("incident")
   .add(
-    HttpApiEndpoint.post("analyze", "/incident/analyze")
+    HttpApiEndpoint.post("analyze", "/incident/analyze").annotate(AccessRule, AccessRule.write)
       .setPayload(IncidentRequest)
       .addSuccess(AnalyzeAccepted, { status: 202 })
       .annotate(OpenApi.Description, "Submit an investigation; poll the session, then fetch its result.")
   )
   .add(
-    HttpApiEndpoint.get("sessionStatus", "/incident/session/:session_id")
+    HttpApiEndpoint.get("sessionStatus", "/incident/session/:session_id").annotate(AccessRule, AccessRule.read)
       .setPath(SessionPath)
       .addSuccess(SessionStatus)
       .addError(NotFoundProblem)
   )
   .add(
-    HttpApiEndpoint.get("sessionResult", "/incident/session/:session_id/result")
+    HttpApiEndpoint.get("sessionResult", "/incident/session/:session_id/result").annotate(AccessRule, AccessRule.read)
       .setPath(SessionPath)
       .addSuccess(IncidentResponse)
       .addError(NotFoundProblem)
@@ -56,7 +75,7 @@ export class IncidentGroup extends HttpApiGroup.make("incident")
       .annotate(OpenApi.Description, "The result of a completed (or failed) session; 409 while it is still running.")
   )
   .add(
-    HttpApiEndpoint.get("sessionStream", "/incident/session/:session_id/stream")
+    HttpApiEndpoint.get("sessionStream", "/incident/session/:session_id/stream").annotate(AccessRule, AccessRule.read)
       .setPath(SessionPath)
       .addSuccess(SessionEventStream)
       .addError(NotFoundProblem)
@@ -67,27 +86,29 @@ export class IncidentGroup extends HttpApiGroup.make("incident")
       )
   )
   .add(
-    HttpApiEndpoint.post("cancelSession", "/incident/session/:session_id/cancel")
+    HttpApiEndpoint.post("cancelSession", "/incident/session/:session_id/cancel").annotate(AccessRule, AccessRule.write)
       .setPath(SessionPath)
       .addSuccess(CancelSessionResponse)
       .addError(NotFoundProblem)
       .addError(ConflictProblem)
   )
   .add(
-    HttpApiEndpoint.get("sessionSnapshot", "/incident/session/:session_id/snapshot")
+    HttpApiEndpoint.get("sessionSnapshot", "/incident/session/:session_id/snapshot").annotate(AccessRule, AccessRule.read)
       .setPath(SessionPath)
       .addSuccess(SessionSnapshot)
       .addError(NotFoundProblem)
       .addError(ConflictProblem)
-  ) {}
+  )
+  .middleware(AgentAuth) {}
 
 /** `GET /config`: the runtime configuration with secrets left out; served only in dev mode (404 otherwise). */
 export class ConfigGroup extends HttpApiGroup.make("config")
   .add(
-    HttpApiEndpoint.get("getConfig", "/config")
+    HttpApiEndpoint.get("getConfig", "/config").annotate(AccessRule, AccessRule.read)
       .addSuccess(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
       .addError(NotFoundProblem)
-  ) {}
+  )
+  .middleware(AgentAuth) {}
 
 export class AgentApi extends HttpApi.make("agent")
   .add(IncidentGroup.prefix("/api/v1"))

@@ -6,6 +6,7 @@
  * Console access is a separate ClusterRole (not a rule inside each persona role) because document 3 lets
  * `consoleAccessGroups` narrow or empty the console gate independently of the per-tool grants.
  */
+import { auditGrants, grantResource } from "./EndpointAccess/Rule.ts"
 
 export const personas = ["sre", "ai-orchestrator", "cicd", "observability", "l3-audit", "remediation-approver"] as const
 export type Persona = (typeof personas)[number]
@@ -126,7 +127,11 @@ export const renderPersonaClusterRole = (persona: Persona, opts: { apiGroup: str
   apiVersion: "rbac.authorization.k8s.io/v1",
   kind: "ClusterRole",
   metadata: { name: personaRoleName(persona), labels },
-  rules: [{ apiGroups: [opts.apiGroup], resources: ["tools"], verbs: ["use"], resourceNames: toolsFor(persona, opts.toolPrefix) }]
+  rules: [
+    { apiGroups: [opts.apiGroup], resources: ["tools"], verbs: ["use"], resourceNames: toolsFor(persona, opts.toolPrefix) },
+    // Storage's export and legal-hold release review this grant (EndpointAccess `grant` rules).
+    ...(persona === "l3-audit" ? [{ apiGroups: [opts.apiGroup], resources: [grantResource], verbs: ["use"], resourceNames: [...auditGrants] }] : [])
+  ]
 })
 
 export const renderConsoleClusterRole = (opts: { apiGroup: string }): ClusterRole => ({

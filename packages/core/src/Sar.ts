@@ -1,11 +1,12 @@
 /**
- * Per-tool and console authorization through SubjectAccessReview (verb `use` on `tools`/`console` in the platform's
- * API group), cached per (user, sorted groups, resource, name) for `cacheTTL`. Fail closed: a review error or
- * timeout answers `false` and is not cached, so the next call asks again.
+ * Authorization through SubjectAccessReview: per tool and console (`check`: verb `use` on `tools`/`console` in the
+ * platform's API group) and per endpoint (`allows`: any verb/group/resource/name, e.g. `create` on the core
+ * `services/kubemend-storage`). Answers are cached per (user, sorted groups, attributes) for `cacheTTL`. Fail closed:
+ * a review error or timeout answers `false` and is not cached, so the next call asks again.
  */
 import { Clock, Config, Context, Deferred, Duration, Effect, Exit, Layer } from "effect"
 import { duration } from "./Config.ts"
-import { K8s } from "./K8s.ts"
+import { type AccessReview, K8s } from "./K8s.ts"
 import type { SarResource, SarRule, SarSubject } from "./Sar/Table.ts"
 import { rulesAllow } from "./Sar/Table.ts"
 
@@ -54,8 +55,11 @@ type Step =
   | { readonly _tag: "Hit"; readonly allowed: boolean }
   | { readonly _tag: "Wait" | "Review"; readonly deferred: Deferred.Deferred<boolean> }
 
-const cacheKey = (s: SarSubject, resource: SarResource, name: string | undefined) =>
-  JSON.stringify([s.user, [...s.groups].sort(), resource, name ?? ""])
+/** What is asked about, besides who asks (a SubjectAccessReview's `resourceAttributes`). */
+export type SarAttributes = Omit<AccessReview, "user" | "groups">
+
+const cacheKey = (s: SarSubject, a: SarAttributes) =>
+  JSON.stringify([s.user, [...s.groups].sort(), a.verb, a.group, a.resource, a.name ?? ""])
 
 const makeCached = Effect.gen(function* () {
   const k8s = yield* K8s
@@ -76,15 +80,8 @@ const makeCached = Effect.gen(function* () {
 
   // Runs detached in the service scope so one caller's interruption does not fail the others waiting on the
   // same review; every exit path settles the Deferred, so no waiter hangs.
-  const review = (key: string, deferred: Deferred.Deferred<boolean>, s: SarSubject, resource: SarResource, name?: string) =>
-    k8s.subjectAccessReview({
-      user: s.user,
-      groups: s.groups,
-      verb: "use",
-      group: k8s.apiGroup,
-      resource,
-      ...(name === undefined ? {} : { name })
-    }).pipe(
+  const review = (key: string, deferred: Deferred.Deferred<boolean>, s: SarSubject, a: SarAttributes) =>
+    k8s.subjectAccessReview({ user: s.user, groups: s.groups, ...a }).pipe(
       Effect.timeout(config.timeout),
       Effect.onExit((exit) =>
         Exit.isSuccess(exit)
@@ -102,8 +99,8 @@ const makeCached = Effect.gen(function* () {
       Effect.forkIn(scope)
     )
 
-  const check = Effect.fn("Sar.check")(function* (principal: SarSubject, resource: SarResource, name?: string) {
-    const key = cacheKey(principal, resource, name)
+  const allows = Effect.fn("Sar.allows")(function* (principal: SarSubject, attributes: SarAttributes) {
+    const key = cacheKey(principal, attributes)
     const now = yield* Clock.currentTimeMillis
     const fiberId = yield* Effect.fiberId
     const step = yield* Effect.sync((): Step => {
@@ -124,12 +121,16 @@ const makeCached = Effect.gen(function* () {
       return { _tag: "Review", deferred }
     })
     if (step._tag === "Hit") return step.allowed
-    if (step._tag === "Review") yield* review(key, step.deferred, principal, resource, name)
+    if (step._tag === "Review") yield* review(key, step.deferred, principal, attributes)
     return yield* Deferred.await(step.deferred)
   })
 
+  const check = (principal: SarSubject, resource: SarResource, name?: string) =>
+    allows(principal, { verb: "use", group: k8s.apiGroup, resource, ...(name === undefined ? {} : { name }) })
+
   return {
     check,
+    allows,
     stats: Effect.sync((): SarStats => ({ ...counters })),
     /** Drops every cached answer (a test hook and an escape hatch after an RBAC change). */
     invalidate: Effect.sync(() => {
@@ -147,6 +148,7 @@ export class Sar extends Effect.Service<Sar>()("@kubemend/core/Sar", {
   /** Allows everything (unit tests of code that is not about authorization). */
   static readonly layerAllowAll = Layer.succeed(Sar, Sar.make({
     check: (_principal: SarSubject, _resource: SarResource, _name?: string) => Effect.succeed(true),
+    allows: (_principal: SarSubject, _attributes: SarAttributes) => Effect.succeed(true),
     stats: zeroStats,
     invalidate: Effect.void
   }))
@@ -156,6 +158,8 @@ export class Sar extends Effect.Service<Sar>()("@kubemend/core/Sar", {
     Layer.succeed(Sar, Sar.make({
       check: (principal: SarSubject, resource: SarResource, name?: string) =>
         Effect.succeed(rulesAllow(rules, { ...principal, resource, name })),
+      allows: (principal: SarSubject, attributes: SarAttributes) =>
+        Effect.succeed(rulesAllow(rules, { ...principal, resource: attributes.resource, name: attributes.name })),
       stats: zeroStats,
       invalidate: Effect.void
     }))

@@ -8,8 +8,7 @@
  *   Storage.layerMemory() // unit tests
  */
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Clock, Config, Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
-import * as Fs from "node:fs/promises"
+import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { duration } from "./Config.ts"
 import {
@@ -44,6 +43,7 @@ import type {
   WorkflowEffectiveness,
   WorkflowListQuery
 } from "./StorageApi.ts"
+import { tokenSource } from "./ServiceToken.ts"
 import { StorageApi } from "./StorageApi.ts"
 import { makeMemory, type MemorySeed } from "./Storage/Memory.ts"
 
@@ -125,20 +125,6 @@ export const toStorageError = (u: unknown): StorageError =>
       if (status === 413) return new ExportTooLarge({ limit: 0, detail: d })
       return new DependencyUnavailable({ dependency: "storage", detail: d })
     }
-  })
-
-const tokenSource = (options: StorageClientOptions) =>
-  Effect.gen(function* () {
-    if (options.token !== undefined) return Effect.succeed(Redacted.value(options.token))
-    const file = options.tokenFile ?? "/var/run/secrets/kubernetes.io/serviceaccount/token"
-    let cached: { token: string; at: number } | undefined
-    return Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      if (cached !== undefined && now - cached.at < 60_000) return cached.token
-      const token = yield* Effect.tryPromise(() => Fs.readFile(file, "utf8")).pipe(Effect.map((t) => t.trim()), Effect.orElseSucceed(() => ""))
-      cached = { token, at: now }
-      return token
-    })
   })
 
 export const make = (options: StorageClientOptions) =>

@@ -48,7 +48,8 @@ const toolReply = (gw: TestGateway, userText: string): Record<string, unknown> =
   return JSON.parse(String(req?.body.messages.find((m: any) => m.role === "tool")?.content ?? "{}"))
 }
 
-const getJson = (url: string) => Effect.promise(() => fetch(url).then(async (r) => ({ status: r.status, body: await r.json() })))
+const getJson = (url: string, token: string) =>
+  Effect.promise(() => fetch(url, { headers: { authorization: `Bearer ${token}` } }).then(async (r) => ({ status: r.status, body: await r.json() })))
 
 layer(InfraLive, { excludeTestServices: true })("svc_remediate with rr_id against the real agent", (it) => {
   it.scoped("starts the agent's autonomous investigation of the RR as the caller, without a lease", () =>
@@ -67,15 +68,15 @@ layer(InfraLive, { excludeTestServices: true })("svc_remediate with rr_id agains
       assert.match(sessionId, /^[0-9a-f-]{36}$/)
 
       // The agent ran it: the session ends completed, attributed to the caller, with the model's root cause.
-      let status = yield* getJson(`${agent.url}/api/v1/incident/session/${sessionId}`)
+      let status = yield* getJson(`${agent.url}/api/v1/incident/session/${sessionId}`, agent.restToken)
       for (let i = 0; i < 250 && status.body.status !== "completed" && status.body.status !== "failed"; i++) {
         yield* Effect.sleep(Duration.millis(20))
-        status = yield* getJson(`${agent.url}/api/v1/incident/session/${sessionId}`)
+        status = yield* getJson(`${agent.url}/api/v1/incident/session/${sessionId}`, agent.restToken)
       }
       assert.strictEqual(status.body.status, "completed", JSON.stringify(status.body))
       assert.strictEqual(status.body.acting_user, "sre-user")
       assert.deepStrictEqual(status.body.acting_user_groups, ["kubemend-sre"])
-      const result = yield* getJson(`${agent.url}/api/v1/incident/session/${sessionId}/result`)
+      const result = yield* getJson(`${agent.url}/api/v1/incident/session/${sessionId}/result`, agent.restToken)
       assert.strictEqual(result.body.root_cause, "The checkout pods crash after the config change")
       assert.isTrue(agent.llm.requests.some((r) => r.body?.messages?.[1]?.content?.includes("incident_id: rr-checkout-crash")))
       const leases = kube.list("coordination.k8s.io/v1", "Lease", namespace).map((l) => l.metadata.name)

@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { call, connect } from "./support/Client.ts"
 import { Infra, InfraLive, startGateway, token } from "./support/Harness.ts"
 import { namespace } from "./support/Seed.ts"
-import { startStorage } from "./support/StorageProcess.ts"
+import { grantStorageClient, startStorage } from "./support/StorageProcess.ts"
 
 const event = (n: number, type: string) => ({
   version: "1.0", event_type: type, event_timestamp: new Date(Date.UTC(2025, 0, 1, 0, n)).toISOString(),
@@ -21,6 +21,7 @@ layer(InfraLive, { excludeTestServices: true, timeout: "120 seconds" })("storage
       const { kube } = yield* Infra
       const storage = yield* startStorage(kube, namespace)
       const saToken = kube.registerServiceAccountToken(namespace, "gateway")
+      grantStorageClient(kube, namespace, "gateway")
       const written = yield* Effect.promise(() =>
         fetch(`${storage.url}/api/v1/audit/events/batch`, {
           method: "POST",

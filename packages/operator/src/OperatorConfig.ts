@@ -34,6 +34,11 @@ export interface OperatorSettings {
   readonly watchTimeout: Duration.Duration
   /** Cap of the informer's relist/reconnect backoff. */
   readonly watchBackoffMax: Duration.Duration
+  /**
+   * The operator's own ServiceAccount: its lifecycle, catalog and notification controllers call storage and the
+   * agent with its token, so each platform binds it to `storage-client` and `agent-client`.
+   */
+  readonly serviceAccount: { readonly namespace: string; readonly name: string }
 }
 
 export class OperatorConfig extends Context.Tag("@kubemend/operator/OperatorConfig")<OperatorConfig, OperatorSettings>() {
@@ -51,7 +56,8 @@ export class OperatorConfig extends Context.Tag("@kubemend/operator/OperatorConf
     progressRequeue: Duration.seconds(10),
     errorRequeue: Duration.seconds(30),
     watchTimeout: Duration.minutes(5),
-    watchBackoffMax: Duration.seconds(30)
+    watchBackoffMax: Duration.seconds(30),
+    serviceAccount: { namespace: "kubemend-operator", name: "kubemend-operator" }
   }
 
   /** For tests and in-process use: defaults with overrides. */
@@ -78,7 +84,11 @@ const settingsConfig: Config.Config<OperatorSettings> = Config.all({
   progressRequeue: dur("progressRequeue", d.progressRequeue),
   errorRequeue: dur("errorRequeue", d.errorRequeue),
   watchTimeout: dur("watchTimeout", d.watchTimeout),
-  watchBackoffMax: dur("watchBackoffMax", d.watchBackoffMax)
+  watchBackoffMax: dur("watchBackoffMax", d.watchBackoffMax),
+  serviceAccount: Config.all({
+    namespace: Config.string("namespace").pipe(Config.withDefault(d.serviceAccount.namespace)),
+    name: Config.string("name").pipe(Config.withDefault(d.serviceAccount.name))
+  }).pipe(Config.nested("serviceAccount"))
 })
 
 /** `kubeconfig`: a file path, or absent for in-cluster / `KUBECONFIG`. */

@@ -11,7 +11,7 @@ import * as Path from "node:path"
 import * as YAML from "yaml"
 import { LifecycleConfig, LifecycleOperatorLive, LifecycleRbac } from "../src/Lifecycle/index.ts"
 import { apiGroup, namespace } from "./Harness.ts"
-import { startFakeAgent, workflowResult } from "./lifecycleAgent.ts"
+import { fakeAgentToken, startFakeAgent, workflowResult } from "./lifecycleAgent.ts"
 
 const deployDir = Path.resolve(import.meta.dirname, "../../../deploy")
 const crdDir = Path.join(deployDir, "crds")
@@ -123,7 +123,7 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       const config = {
         ...file,
         kubeconfig,
-        lifecycle: { ...file.lifecycle, agentUrl: agent.url, pollInterval: "20ms", backoffBase: "50ms", backoffMax: "1s" },
+        lifecycle: { ...file.lifecycle, agentUrl: agent.url, agentToken: fakeAgentToken, pollInterval: "20ms", backoffBase: "50ms", backoffMax: "1s" },
         remediationOrchestrator: { effectivenessAssessment: { stabilizationWindow: "50ms" }, retention: { period: "2s" } }
       }
       yield* Logger.withMinimumLogLevel(

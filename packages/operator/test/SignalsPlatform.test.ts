@@ -49,7 +49,7 @@ describe("the signal service in the platform", () => {
   })
 
   it("gateway-signal-source grants create on the signal service; the service may write requests and review senders", () => {
-    const rbac = renderClusterRbac(spec, { ...ctx, name: "kubemend", toolPrefix: "svc" })
+    const rbac = renderClusterRbac(spec, { ...ctx, name: "kubemend", toolPrefix: "svc", operator: { namespace: "kubemend-operator", name: "kubemend-operator" } })
     const role = rbac.clusterRoles.find((r) => r.metadata.name === "kubemend-system-gateway-signal-source") as any
     expect(role.rules).toEqual([{ apiGroups: [""], resources: ["services"], verbs: ["get", "create"], resourceNames: ["kubemend-signals"] }])
     const bound = rbac.clusterRoleBindings.filter((b: any) => b.subjects.some((s: any) => s.name === "kubemend-signals")).map((b: any) => b.roleRef.name)

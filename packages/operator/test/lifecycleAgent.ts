@@ -69,6 +69,9 @@ const json = (res: http.ServerResponse, status: number, body: unknown) => {
   res.end(JSON.stringify(body))
 }
 
+/** The analysis controller's token the fake accepts; any other (or none) gets the real agent's 401. */
+export const fakeAgentToken = "analysis-controller-token"
+
 export const startFakeAgent = Effect.gen(function* () {
   const sessions = new Map<string, Session>()
   const agent: FakeAgent = {
@@ -88,6 +91,7 @@ export const startFakeAgent = Effect.gen(function* () {
     req.on("data", (c) => (body += c))
     req.on("end", () => {
       const path = (req.url ?? "").split("?")[0]!
+      if (req.headers.authorization !== `Bearer ${fakeAgentToken}`) return problem(res, 401, "Unauthorized")
       if (req.method === "POST" && path === "/api/v1/incident/analyze") {
         const request = JSON.parse(body) as Record<string, unknown>
         agent.submitted.push(request)

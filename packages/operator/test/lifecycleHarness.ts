@@ -7,7 +7,7 @@ import { Metrics } from "@kubemend/core/Metrics"
 import { K8s, type K8sService, type KubeObject } from "@kubemend/core/K8s"
 import { K8sMemory, type K8sMemoryControl } from "@kubemend/core/K8s/Memory"
 import type { AuditEventRequest } from "@kubemend/core/domain/Audit"
-import { Context, Effect, Layer, Logger, LogLevel, Option, Ref, type Scope } from "effect"
+import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted, Ref, type Scope } from "effect"
 import { AgentClient } from "../src/Lifecycle/AgentClient.ts"
 import { AnalysisReconciler } from "../src/Lifecycle/Analysis.ts"
 import { type LifecycleAudit, RecordedAudit } from "../src/Lifecycle/LifecycleAudit.ts"
@@ -17,7 +17,7 @@ import { OrchestratorReconciler } from "../src/Lifecycle/Orchestrator.ts"
 import { ExecutionSimulator } from "../src/Lifecycle/Simulator.ts"
 import { PlatformSettings } from "../src/Lifecycle/PlatformSettings.ts"
 import { ManagedTargets, type NamespaceLabels } from "../src/Lifecycle/Targets.ts"
-import { type FakeAgent, startFakeAgent } from "./lifecycleAgent.ts"
+import { type FakeAgent, fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
 
 export const apiGroup = "kubemend.io"
 export const namespace = "kubemend-system"
@@ -116,7 +116,7 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
       writes = options.backend.writes
       namespaceLabels = options.backend.namespaceLabels
     }
-    const config = LifecycleConfig.layer({ agentUrl: agent.url, ...options.config })
+    const config = LifecycleConfig.layer({ agentUrl: agent.url, agentToken: Option.some(Redacted.make(fakeAgentToken)), ...options.config })
     const base = Layer.mergeAll(k8sLayer, config, RecordedAudit.layer, LifecycleMetrics.Default.pipe(Layer.provideMerge(Metrics.Default)))
     const services = Layer.mergeAll(
       ManagedTargets.layerWith(namespaceLabels),

@@ -8,7 +8,7 @@ import { DevKube } from "@kubemend/core/devkit/kube/index"
 import type { KubeObject } from "@kubemend/core/K8s"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Metrics } from "@kubemend/core/Metrics"
-import { ConfigProvider, Duration, Effect, Layer, Logger, LogLevel, Option, Schedule, TestClock } from "effect"
+import { ConfigProvider, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted, Schedule, TestClock } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -16,7 +16,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { renderCrds } from "../src/Crds.ts"
 import { LifecycleAudit, layerInProcess } from "../src/Lifecycle/index.ts"
-import { startFakeAgent } from "./lifecycleAgent.ts"
+import { fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
 import { apiGroup, harness, managedNamespace, namespace, rr } from "./lifecycleHarness.ts"
 
 const startKube = Effect.gen(function* () {
@@ -76,6 +76,7 @@ describe("lifecycle against the dev API server", () => {
         namespace,
         apiGroup,
         agentUrl: agent.url,
+        agentToken: Option.some(Redacted.make(fakeAgentToken)),
         pollInterval: Duration.millis(20),
         stabilizationWindow: Duration.millis(50),
         simulator: { enabled: true, completeAfter: Duration.millis(50) }

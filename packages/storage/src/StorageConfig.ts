@@ -84,6 +84,8 @@ export interface StorageSettings {
   }
   /** How long a TokenReview answer is reused. */
   readonly tokenCacheTTL: Duration.Duration
+  /** This service's own Service name: callers need `get` (read) or `create` (write) on `services/<serviceName>`. */
+  readonly serviceName: string
   /** API group of reconstructed RemediationRequests. */
   readonly apiGroup: string
 }
@@ -100,6 +102,7 @@ export class StorageConfig extends Context.Tag("@kubemend/storage/StorageConfig"
     retention: { enabled: true, interval: Duration.hours(24), batchSize: 1000, defaultDays: 2555, categories: {} },
     export: { maxEvents: 10_000, signingKeyFile: Option.none() },
     tokenCacheTTL: Duration.seconds(60),
+    serviceName: "kubemend-storage",
     apiGroup: "kubemend.io"
   }
 
@@ -212,6 +215,7 @@ const load = Effect.gen(function* () {
       signingKeyFile: yield* Config.option(Config.nested(Config.string("signingKeyFile"), "export"))
     },
     tokenCacheTTL: yield* Config.nested(duration("tokenCacheTTL"), "auth").pipe(Config.withDefault(d.tokenCacheTTL)),
+    serviceName: yield* Config.nested(Config.string("serviceName"), "auth").pipe(Config.withDefault(d.serviceName)),
     apiGroup: yield* Config.string("apiGroup").pipe(Config.withDefault(d.apiGroup))
   } satisfies StorageSettings
 })

@@ -1,12 +1,17 @@
 /**
- * Who is acting in an interactive call. The gateway authenticates people and forwards the identity in
- * `X-Kubemend-User` / `X-Kubemend-Groups` (comma-separated); it is the only caller the network lets in. When the
- * `interactive.jwtProviders` are configured, a bearer JWT from one of those issuers is verified and wins over the
- * headers. With neither, the tools' `acting_user` argument is used (the original's form).
+ * Who is acting in an interactive call, believed only from a verified source:
+ * - a bearer JWT of one of the `interactive.jwtProviders` (the gateway forwards its caller's own token), or
+ * - the gateway's own ServiceAccount (TokenReview; one of `delegates`) naming the user it authenticated in
+ *   `X-Kubemend-User` / `X-Kubemend-Groups` or in the tools' `acting_user` arguments.
+ * An identity header or argument from anyone else is ignored, and each one is audited (`agent.identity.ignored`).
+ * A bearer token that verifies as neither is refused (401).
  */
-import { Context, Effect, Layer, Option } from "effect"
-import { Auth, AuthConfig } from "@kubemend/core/Auth"
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Audit } from "@kubemend/core/Audit"
+import { Auth } from "@kubemend/core/Auth"
+import { requestIdOf } from "@kubemend/core/EndpointAccess"
 import { Unauthenticated } from "@kubemend/core/Errors"
+import { K8s } from "@kubemend/core/K8s"
 
 export const UserHeader = "x-kubemend-user"
 export const GroupsHeader = "x-kubemend-groups"
@@ -14,49 +19,107 @@ export const GroupsHeader = "x-kubemend-groups"
 export interface Caller {
   readonly user: string
   readonly groups: ReadonlyArray<string>
-  readonly via: "jwt" | "header" | "argument"
+  readonly via: "jwt" | "gateway"
+}
+
+/** What one request may claim about its acting user. */
+export interface Acting {
+  readonly caller: Option.Option<Caller>
+  /** The gateway's ServiceAccount: its `acting_user` arguments are believed. */
+  readonly delegate: boolean
+  /** Records (audits) an identity claim that was ignored: `what` is the header or argument. */
+  readonly ignored: (what: string, claimed: string) => Effect.Effect<void>
 }
 
 export interface CallersService {
-  /** The caller named by the request, if any; a bearer token that fails verification is refused. */
-  readonly resolve: (headers: Readonly<Record<string, string | undefined>>) => Effect.Effect<Option.Option<Caller>, Unauthenticated>
+  /** The acting identity of a request; a bearer token that fails verification is refused. */
+  readonly resolve: (headers: Readonly<Record<string, string | undefined>>, clientIp?: string) => Effect.Effect<Acting, Unauthenticated>
 }
 
 const controlChars = /[\u0000-\u001f\u007f-\u009f]/
 const maxNameLength = 256
 
-const fromHeaders = (headers: Readonly<Record<string, string | undefined>>): Effect.Effect<Option.Option<Caller>, Unauthenticated> => {
+const fromHeaders = (headers: Readonly<Record<string, string | undefined>>): Effect.Effect<Option.Option<Omit<Caller, "via">>, Unauthenticated> => {
   const user = headers[UserHeader]?.trim()
   if (user === undefined || user === "") return Effect.succeed(Option.none())
   const groups = (headers[GroupsHeader] ?? "").split(",").map((g) => g.trim()).filter((g) => g !== "")
   if ([user, ...groups].some((s) => controlChars.test(s) || s.length > maxNameLength)) {
     return Effect.fail(new Unauthenticated({ reason: "control_chars", detail: "identity headers contain control characters or are too long" }))
   }
-  return Effect.succeed(Option.some({ user, groups, via: "header" }))
+  return Effect.succeed(Option.some({ user, groups }))
 }
+
+/** Reasons of `Auth.authenticate` meaning "not a token of a configured issuer", so TokenReview may know it. */
+const notOurJwt = new Set(["unknown_issuer", "malformed_token", "unsupported_algorithm"])
+
+export const makeCallers = (delegates: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const auth = yield* Auth
+    const audit = yield* Audit
+
+    const ignoredBy = (who: string, headers: Readonly<Record<string, string | undefined>>, clientIp: string | undefined) =>
+      (what: string, claimed: string) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          audit.emit({
+            version: "1.0",
+            event_type: "agent.identity.ignored",
+            event_timestamp: new Date(now).toISOString(),
+            event_category: "security",
+            event_action: "ignored",
+            event_outcome: "failure",
+            correlation_id: requestIdOf(headers) ?? "agent-identity",
+            actor_type: who === "anonymous" ? "anonymous" : "user",
+            actor_id: who,
+            ...(clientIp === undefined ? {} : { actor_ip: clientIp.slice(0, 45) }),
+            resource_type: "mcp",
+            resource_id: "/api/v1/mcp",
+            event_data: { event_type: "agent.identity.ignored", claim: what, claimed: claimed.slice(0, 256), caller: who }
+          }))
+
+    const resolve = Effect.fn("Callers.resolve")(function* (headers: Readonly<Record<string, string | undefined>>, clientIp?: string) {
+      const claimed = yield* fromHeaders(headers)
+      const authorization = headers["authorization"]
+      if (authorization === undefined) {
+        const ignored = ignoredBy("anonymous", headers, clientIp)
+        if (Option.isSome(claimed)) yield* ignored(UserHeader, claimed.value.user)
+        return { caller: Option.none(), delegate: false, ignored } satisfies Acting
+      }
+      const jwt = yield* Effect.either(auth.authenticate(authorization))
+      if (jwt._tag === "Right") {
+        const ignored = ignoredBy(jwt.right.user, headers, clientIp)
+        if (Option.isSome(claimed) && claimed.value.user !== jwt.right.user) yield* ignored(UserHeader, claimed.value.user)
+        return { caller: Option.some<Caller>({ user: jwt.right.user, groups: jwt.right.groups, via: "jwt" }), delegate: false, ignored } satisfies Acting
+      }
+      if (!notOurJwt.has(jwt.left.reason)) return yield* jwt.left
+      const account = yield* auth.authenticateServiceAccount(authorization).pipe(
+        Effect.mapError((e) =>
+          e._tag === "Unauthenticated" ? e : new Unauthenticated({ reason: "token_review_failed", detail: "the token could not be reviewed" }))
+      )
+      const ignored = ignoredBy(account.user, headers, clientIp)
+      if (!delegates.includes(account.user)) {
+        if (Option.isSome(claimed)) yield* ignored(UserHeader, claimed.value.user)
+        return { caller: Option.none(), delegate: false, ignored } satisfies Acting
+      }
+      return {
+        caller: Option.map(claimed, (c): Caller => ({ ...c, via: "gateway" })),
+        delegate: true,
+        ignored
+      } satisfies Acting
+    })
+
+    return { resolve } satisfies CallersService
+  })
 
 export class Callers extends Context.Tag("@kubemend/agent/Callers")<Callers, CallersService>() {
-  static readonly layerHeaders = Layer.succeed(Callers, { resolve: fromHeaders })
-
-  /** Bearer JWTs of the configured issuers first, then the gateway headers. */
-  static readonly layerJwt = Layer.effect(
-    Callers,
-    Effect.map(Auth, (auth): CallersService => ({
-      resolve: (headers) => {
-        const authorization = headers["authorization"]
-        if (authorization === undefined) return fromHeaders(headers)
-        return auth.authenticate(authorization).pipe(
-          Effect.map((p) => Option.some<Caller>({ user: p.user, groups: p.groups, via: "jwt" })),
-          Effect.mapError((e) =>
-            e._tag === "Unauthenticated" ? e : new Unauthenticated({ reason: "jwks_unavailable", detail: "token could not be verified" }))
-        )
-      }
-    }))
-  )
-
-  /** JWT verification when `interactive.jwtProviders` has entries, else headers only. Needs AuthConfig (and K8s). */
-  static readonly layerConfig = Layer.unwrapEffect(
-    Effect.map(AuthConfig, (config) =>
-      config.providers.length === 0 ? Callers.layerHeaders : Callers.layerJwt.pipe(Layer.provide(Auth.Default)))
-  )
+  /**
+   * Delegates default to the platform gateway's ServiceAccount in the agent's namespace. Needs AuthConfig (the
+   * `interactive.jwtProviders`), K8s (TokenReview) and Audit.
+   */
+  static readonly layer = (delegates?: ReadonlyArray<string>) =>
+    Layer.effect(
+      Callers,
+      Effect.flatMap(K8s, (k8s) =>
+        makeCallers(delegates ?? [`system:serviceaccount:${k8s.namespace}:kubemend-gateway`]))
+    ).pipe(Layer.provide(Auth.Default))
 }
+

@@ -22,7 +22,7 @@ import { maxJsonDepth, nestsDeeperThan } from "@kubemend/core/JsonDepth"
 import { problemResponse } from "@kubemend/core/Wire"
 import { AgentConfig, InteractiveAuthConfigLive } from "../AgentConfig.ts"
 import type { SessionEvent } from "../Sessions/Session.ts"
-import { type Caller, Callers } from "./Callers.ts"
+import { type Acting, Callers } from "./Callers.ts"
 import { Autonomous } from "./Autonomous.ts"
 import { Investigations } from "./Investigations.ts"
 import { Registry } from "./Registry.ts"
@@ -94,7 +94,7 @@ const makeHandler = Effect.gen(function* () {
   const call = dispatch(yield* Investigations, yield* Autonomous, config.toolPrefix)
   const tools = toolSpecs(config.toolPrefix)
 
-  const server = (caller: Option.Option<Caller>, runtime: Runtime.Runtime<never>) => {
+  const server = (caller: Acting, runtime: Runtime.Runtime<never>) => {
     const mcp = new Server({ name: "kubemend-agent", version: "1.0.0" }, { capabilities: { tools: {}, logging: {} } })
     mcp.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((t) => ({ ...t, inputSchema: t.inputSchema as never })) }))
     mcp.setRequestHandler(CallToolRequestSchema, (request, extra) => {
@@ -132,7 +132,7 @@ const makeHandler = Effect.gen(function* () {
     if (!config.interactive.enabled) {
       return yield* problemResponse(new McpDisabled({ detail: "interactive sessions are disabled (interactive.enabled)" }), McpPath)
     }
-    const caller = yield* Effect.either(callers.resolve(request.headers))
+    const caller = yield* Effect.either(callers.resolve(request.headers, Option.getOrUndefined(request.remoteAddress)))
     if (caller._tag === "Left") return yield* problemResponse(caller.left, McpPath)
     const body = yield* request.json.pipe(HttpServerRequest.withMaxBodySize(Option.some(maxBodyBytes)), Effect.option)
     if (Option.isNone(body)) {
@@ -181,6 +181,6 @@ export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
 export const InteractiveLive = Layer.merge(Investigations.Default, Autonomous.Default).pipe(
   Layer.provideMerge(Registry.Default),
   Layer.provideMerge(SessionLeases.Default),
-  Layer.provideMerge(Callers.layerConfig.pipe(Layer.provide(InteractiveAuthConfigLive)))
+  Layer.provideMerge(Callers.layer().pipe(Layer.provide(InteractiveAuthConfigLive)))
 )
 

@@ -4,7 +4,7 @@
  * dispatch to the interactive investigations.
  */
 import { Effect, JSONSchema, Option, ParseResult, Schema } from "effect"
-import type { Caller } from "./Callers.ts"
+import type { Acting, Caller } from "./Callers.ts"
 import type { Autonomous } from "./Autonomous.ts"
 import type { Investigations } from "./Investigations.ts"
 import { ToolError } from "./Workflows.ts"
@@ -90,14 +90,26 @@ export const toolSpecs = (prefix: string): ReadonlyArray<ToolSpec> => [
   }
 ]
 
-/** Who acts: the authenticated caller of the request, else the tool's `acting_user` argument. */
-const actingCaller = (caller: Option.Option<Caller>, args: { acting_user?: string; acting_user_groups?: ReadonlyArray<string> }) =>
-  Option.match(caller, {
-    onSome: Effect.succeed,
-    onNone: () =>
-      args.acting_user === undefined || args.acting_user.trim() === ""
-        ? Effect.fail(new ToolError({ message: "no acting user: the gateway must send X-Kubemend-User (or pass acting_user)" }))
-        : Effect.succeed<Caller>({ user: args.acting_user, groups: args.acting_user_groups ?? [], via: "argument" })
+/**
+ * Who acts: the verified caller of the request; or, only for the gateway's ServiceAccount, the tool's
+ * `acting_user` argument. An `acting_user` from anyone else (or naming someone other than a verified caller) is
+ * ignored and audited.
+ */
+const actingCaller = (acting: Acting, args: { acting_user?: string; acting_user_groups?: ReadonlyArray<string> }) =>
+  Effect.gen(function* () {
+    const named = args.acting_user?.trim()
+    const claimed = named === undefined || named === "" ? undefined : named
+    if (Option.isSome(acting.caller)) {
+      if (claimed !== undefined && claimed !== acting.caller.value.user) yield* acting.ignored("acting_user", claimed)
+      return acting.caller.value
+    }
+    if (claimed !== undefined && acting.delegate) {
+      return { user: claimed, groups: args.acting_user_groups ?? [], via: "gateway" } satisfies Caller
+    }
+    if (claimed !== undefined) yield* acting.ignored("acting_user", claimed)
+    return yield* new ToolError({
+      message: "no acting user: send a bearer JWT of a trusted issuer, or call through the gateway"
+    })
   })
 
 const decode = <A, I>(schema: Schema.Schema<A, I>, raw: unknown) =>
@@ -113,7 +125,7 @@ export const rrOf = (raw: unknown) => {
 }
 
 export const dispatch = (investigations: Investigations, autonomous: Autonomous, prefix: string) =>
-  (name: string, raw: unknown, caller: Option.Option<Caller>): Effect.Effect<unknown, ToolError> | undefined => {
+  (name: string, raw: unknown, caller: Acting): Effect.Effect<unknown, ToolError> | undefined => {
     switch (name) {
       case `${prefix}_investigate`:
         return Effect.gen(function* () {

@@ -5,7 +5,7 @@
  */
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Context, Schema } from "effect"
-import { ServiceUnavailableProblem, UnauthorizedProblem } from "../Problem.ts"
+import { ForbiddenProblem, ServiceUnavailableProblem, UnauthorizedProblem } from "../Problem.ts"
 
 export interface StorageCallerShape {
   /** TokenReview username, e.g. `system:serviceaccount:kubemend-system:gateway`. */
@@ -18,9 +18,9 @@ export class StorageCaller extends Context.Tag("@kubemend/core/StorageApi/Storag
   StorageCallerShape
 >() {}
 
-/** 401 for a missing or rejected token; 503 when the token cannot be reviewed (cluster API unreachable). */
+/** 401 for a missing or rejected token; 403 when the endpoint's rule (core `EndpointAccess`) is not granted; 503 when the token cannot be reviewed (cluster API unreachable). */
 export class StorageAuth extends HttpApiMiddleware.Tag<StorageAuth>()("@kubemend/core/StorageApi/StorageAuth", {
-  failure: Schema.Union(UnauthorizedProblem, ServiceUnavailableProblem),
+  failure: Schema.Union(UnauthorizedProblem, ForbiddenProblem, ServiceUnavailableProblem),
   provides: StorageCaller,
   security: { serviceAccount: HttpApiSecurity.bearer }
 }) {}

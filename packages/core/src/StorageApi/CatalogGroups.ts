@@ -6,6 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { Int, UuidString } from "../domain/Common.ts"
 import { ConflictProblem, NotFoundProblem, ProblemContentType, ProblemFields } from "../Problem.ts"
+import { AccessRule } from "../EndpointAccess/Rule.ts"
 import { StorageAuth } from "./Auth.ts"
 import {
   ActionTypeCreateRequest,
@@ -55,7 +56,7 @@ const ActionTypePath = Schema.Struct({ action_type: Schema.String.pipe(Schema.mi
 const NamePath = Schema.Struct({ name: Schema.String.pipe(Schema.minLength(1)) })
 
 const lifecycle = <const Name extends string>(name: Name, verb: string) =>
-  HttpApiEndpoint.patch(name, `/workflows/:workflow_id/${verb}`)
+  HttpApiEndpoint.patch(name, `/workflows/:workflow_id/${verb}`).annotate(AccessRule, AccessRule.write)
     .setPath(WorkflowPath)
     .setPayload(WorkflowLifecycleRequest)
     .addSuccess(RemediationWorkflow)
@@ -63,33 +64,33 @@ const lifecycle = <const Name extends string>(name: Name, verb: string) =>
 
 export class WorkflowsGroup extends HttpApiGroup.make("workflows")
   .add(
-    HttpApiEndpoint.post("createWorkflow", "/workflows")
+    HttpApiEndpoint.post("createWorkflow", "/workflows").annotate(AccessRule, AccessRule.write)
       .setPayload(CreateWorkflowRequest)
       .addSuccess(WorkflowCreated, { status: 201 })
       .addSuccess(WorkflowUnchanged, { status: 200 })
       .addError(ConflictProblem)
   )
-  .add(HttpApiEndpoint.get("listWorkflows", "/workflows").setUrlParams(WorkflowListQuery).addSuccess(WorkflowListResponse))
+  .add(HttpApiEndpoint.get("listWorkflows", "/workflows").annotate(AccessRule, AccessRule.read).setUrlParams(WorkflowListQuery).addSuccess(WorkflowListResponse))
   .add(
-    HttpApiEndpoint.get("listAvailableActions", "/workflows/actions")
+    HttpApiEndpoint.get("listAvailableActions", "/workflows/actions").annotate(AccessRule, AccessRule.read)
       .setUrlParams(DiscoveryQuery)
       .addSuccess(ActionTypeListResponse)
   )
   .add(
-    HttpApiEndpoint.get("listWorkflowsByActionType", "/workflows/actions/:action_type")
+    HttpApiEndpoint.get("listWorkflowsByActionType", "/workflows/actions/:action_type").annotate(AccessRule, AccessRule.read)
       .setPath(ActionTypePath)
       .setUrlParams(DiscoveryQuery)
       .addSuccess(WorkflowDiscoveryResponse)
   )
   .add(
-    HttpApiEndpoint.get("getWorkflowByID", "/workflows/:workflow_id")
+    HttpApiEndpoint.get("getWorkflowByID", "/workflows/:workflow_id").annotate(AccessRule, AccessRule.read)
       .setPath(WorkflowPath)
       .setUrlParams(SignalContext)
       .addSuccess(RemediationWorkflow)
       .addError(NotFoundProblem)
   )
   .add(
-    HttpApiEndpoint.patch("updateWorkflow", "/workflows/:workflow_id")
+    HttpApiEndpoint.patch("updateWorkflow", "/workflows/:workflow_id").annotate(AccessRule, AccessRule.write)
       .setPath(WorkflowPath)
       .setPayload(WorkflowUpdateRequest)
       .addSuccess(RemediationWorkflow)
@@ -102,20 +103,20 @@ export class WorkflowsGroup extends HttpApiGroup.make("workflows")
 
 export class ActionTypesGroup extends HttpApiGroup.make("actionTypes")
   .add(
-    HttpApiEndpoint.post("createActionType", "/action-types")
+    HttpApiEndpoint.post("createActionType", "/action-types").annotate(AccessRule, AccessRule.write)
       .setPayload(ActionTypeCreateRequest)
       .addSuccess(ActionTypeCreated, { status: 201 })
       .addSuccess(ActionTypeExisting, { status: 200 })
   )
   .add(
-    HttpApiEndpoint.patch("updateActionType", "/action-types/:name")
+    HttpApiEndpoint.patch("updateActionType", "/action-types/:name").annotate(AccessRule, AccessRule.write)
       .setPath(NamePath)
       .setPayload(ActionTypeUpdateRequest)
       .addSuccess(ActionTypeUpdateResponse)
       .addError(NotFoundProblem)
   )
   .add(
-    HttpApiEndpoint.patch("disableActionType", "/action-types/:name/disable")
+    HttpApiEndpoint.patch("disableActionType", "/action-types/:name/disable").annotate(AccessRule, AccessRule.write)
       .setPath(NamePath)
       .setPayload(ActionTypeDisableRequest)
       .addSuccess(ActionTypeDisableResponse)
@@ -123,7 +124,7 @@ export class ActionTypesGroup extends HttpApiGroup.make("actionTypes")
       .addError(ActionTypeDisableDeniedProblem)
   )
   .add(
-    HttpApiEndpoint.get("getActionTypeWorkflowCount", "/action-types/:name/workflow-count")
+    HttpApiEndpoint.get("getActionTypeWorkflowCount", "/action-types/:name/workflow-count").annotate(AccessRule, AccessRule.read)
       .setPath(NamePath)
       .addSuccess(ActionTypeWorkflowCountResponse)
       .addError(NotFoundProblem)

@@ -6,7 +6,7 @@
  */
 import { HttpServer } from "@effect/platform"
 import { NodeContext, NodeHttpClient } from "@effect/platform-node"
-import { Context, Duration, Effect, Layer } from "effect"
+import { ConfigProvider, Context, Duration, Effect, Layer } from "effect"
 import { Audit } from "@kubemend/core/Audit"
 import { type Script, ScriptedLlm, layerScripted } from "@kubemend/core/devkit/ScriptedLlm"
 import * as K8sLive from "@kubemend/core/K8s/Live"
@@ -28,7 +28,28 @@ export interface RealAgentOptions {
 
 export const startRealAgent = (options: RealAgentOptions) =>
   Effect.gen(function* () {
-    const { kube } = yield* Infra
+    const { issuer, kube } = yield* Infra
+    // The gateway's ServiceAccount may read the REST API (as the operator's `agent-client` binding grants).
+    const restToken = kube.registerServiceAccountToken(namespace, "kubemend-gateway")
+    kube.seed([
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "test-agent-client" },
+        rules: [{ apiGroups: [""], resources: ["services"], verbs: ["get", "create"], resourceNames: ["kubemend-agent"] }]
+      },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: "test-agent-client-gateway" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "test-agent-client" },
+        subjects: [{ kind: "ServiceAccount", name: "kubemend-gateway", namespace }]
+      }
+    ])
+    // The agent believes the acting user from the caller's JWT, so it trusts the test issuer (`interactive.jwtProviders`).
+    const interactiveAuth = Layer.setConfigProvider(ConfigProvider.fromJson({
+      interactive: { jwtProviders: [{ name: "dev", issuerURL: issuer.url, audiences: [issuer.audience] }], allowInsecureIssuers: true }
+    }))
     const agent = ServerLive.pipe(
       Layer.provideMerge(Storage.layerMemory()),
       Layer.provideMerge(AlignmentLlm.fromMain),
@@ -45,9 +66,15 @@ export const startRealAgent = (options: RealAgentOptions) =>
       Layer.provideMerge(ServerConfig.layer({ drainTimeout: Duration.seconds(1) })),
       Layer.provideMerge(MetricsLive),
       Layer.provideMerge(NodeHttpClient.layerUndici),
-      Layer.provideMerge(NodeContext.layer)
+      Layer.provideMerge(NodeContext.layer),
+      Layer.provide(interactiveAuth)
     )
     const ctx = yield* Layer.build(agent).pipe(Effect.orDie)
     const address = Context.get(ctx, HttpServer.HttpServer).address
-    return { url: `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`, llm: Context.get(ctx, ScriptedLlm) }
+    return {
+      url: `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`,
+      llm: Context.get(ctx, ScriptedLlm),
+      /** A token the REST API admits (the gateway's ServiceAccount). */
+      restToken
+    }
   })

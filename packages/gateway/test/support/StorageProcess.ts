@@ -52,3 +52,21 @@ export const startStorage = (kube: DevKube, namespace: string) =>
         await Fs.rm(dir, { recursive: true, force: true })
       })
   )
+
+/** What the operator's `storage-client` role and binding grant a platform ServiceAccount: read and write storage. */
+export const grantStorageClient = (kube: DevKube, namespace: string, serviceAccount: string) =>
+  kube.seed([
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: `${namespace}-storage-client` },
+      rules: [{ apiGroups: [""], resources: ["services"], verbs: ["get", "create"], resourceNames: ["kubemend-storage"] }]
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: `${namespace}-storage-client-${serviceAccount}` },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `${namespace}-storage-client` },
+      subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace }]
+    }
+  ])

@@ -4,12 +4,13 @@
  * (the agent restarted and forgot the session), a 409 on result is `ResultNotReady`; anything else (transport,
  * timeout, 5xx, a body that does not decode) is `DependencyUnavailable`, which the work queue retries with backoff.
  */
-import { HttpApiClient, HttpClient } from "@effect/platform"
+import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { AgentApi, type IncidentRequest, type IncidentResponse, type SessionStatus } from "@kubemend/core/AgentApi"
 import { DependencyUnavailable, ResultNotReady, SessionNotFound } from "@kubemend/core/Errors"
 import { ConflictProblem, NotFoundProblem } from "@kubemend/core/Problem"
-import { Context, type Duration, Effect, Layer } from "effect"
+import { tokenSource, type TokenSourceOptions } from "@kubemend/core/ServiceToken"
+import { Context, type Duration, Effect, Layer, Option } from "effect"
 import { LifecycleConfig } from "./LifecycleConfig.ts"
 
 export interface AgentClientShape {
@@ -35,10 +36,17 @@ const describe = (e: unknown): string => {
 const unavailable = (e: unknown) => new DependencyUnavailable({ dependency: "agent", detail: describe(e) })
 
 export class AgentClient extends Context.Tag("@kubemend/operator/AgentClient")<AgentClient, AgentClientShape>() {
-  /** A client of the agent at `baseUrl`; every request has `timeout` as its deadline. */
-  static readonly make = (baseUrl: string, timeout: Duration.DurationInput) =>
+  /**
+   * A client of the agent at `baseUrl`; every request has `timeout` as its deadline and carries this controller's
+   * ServiceAccount token (the agent reviews it against its `agent-client` rule).
+   */
+  static readonly make = (baseUrl: string, timeout: Duration.DurationInput, credentials: TokenSourceOptions = {}) =>
     Effect.gen(function* () {
-      const http = (yield* HttpClient.HttpClient).pipe(HttpClient.transformResponse(Effect.timeout(timeout)))
+      const token = yield* tokenSource(credentials)
+      const http = (yield* HttpClient.HttpClient).pipe(
+        HttpClient.mapRequestEffect((request) => Effect.map(token, (t) => HttpClientRequest.bearerToken(request, t))),
+        HttpClient.transformResponse(Effect.timeout(timeout))
+      )
       const client = yield* HttpApiClient.makeWith(AgentApi, { baseUrl: baseUrl.replace(/\/+$/, ""), httpClient: http })
       const path = (session_id: string) => ({ path: { session_id } })
       return AgentClient.of({
@@ -70,7 +78,11 @@ export class AgentClient extends Context.Tag("@kubemend/operator/AgentClient")<A
   /** The client of `lifecycle.agentUrl`, needing an HttpClient. */
   static readonly layerHttp = Layer.effect(
     AgentClient,
-    Effect.flatMap(LifecycleConfig, (c) => AgentClient.make(c.agentUrl, c.agentRequestTimeout))
+    Effect.flatMap(LifecycleConfig, (c) =>
+      AgentClient.make(c.agentUrl, c.agentRequestTimeout, {
+        token: Option.getOrUndefined(c.agentToken),
+        tokenFile: Option.getOrUndefined(c.agentTokenFile)
+      }))
   )
 
   /** `layerHttp` on Node's undici client. */

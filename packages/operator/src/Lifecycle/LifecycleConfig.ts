@@ -6,7 +6,7 @@
  * environment overrides. Durations are Go strings (`30s`, `15m`).
  */
 import { duration, intInRange } from "@kubemend/core/Config"
-import { Config, ConfigError, Context, Duration, Effect, Either, Layer } from "effect"
+import { Config, ConfigError, Context, Duration, Effect, Either, Layer, Option, type Redacted } from "effect"
 
 export interface PhaseTimeouts {
   /** From the RR's start to any terminal phase (Blocked and AwaitingApproval excluded). */
@@ -45,6 +45,9 @@ export interface LifecycleSettings {
   readonly agentUrl: string
   /** Deadline of one agent request. */
   readonly agentRequestTimeout: Duration.Duration
+  /** The bearer token the agent reviews: a fixed one, or else `agentTokenFile` (default the pod's ServiceAccount token). */
+  readonly agentToken: Option.Option<Redacted.Redacted>
+  readonly agentTokenFile: Option.Option<string>
   /** How often a running agent session is polled. */
   readonly pollInterval: Duration.Duration
   /** Sessions regenerated after a 404 on poll (agent restarted) before the analysis fails. */
@@ -122,6 +125,8 @@ export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleCo
   static readonly defaults: LifecycleSettings = {
     enabled: true,
     agentUrl: "http://127.0.0.1:8080",
+    agentToken: Option.none(),
+    agentTokenFile: Option.none(),
     agentRequestTimeout: Duration.seconds(10),
     pollInterval: Duration.seconds(2),
     maxSessionRegenerations: 5,
@@ -216,6 +221,8 @@ const orchestrator = Config.all({
 const lifecycle = Config.all({
   enabled: bool("enabled", d.enabled),
   agentUrl: Config.string("agentUrl").pipe(Config.withDefault(d.agentUrl)),
+  agentToken: Config.option(Config.redacted("agentToken")),
+  agentTokenFile: Config.option(Config.string("agentTokenFile")),
   agentRequestTimeout: dur("agentRequestTimeout", d.agentRequestTimeout),
   pollInterval: dur("pollInterval", d.pollInterval),
   maxSessionRegenerations: int("maxSessionRegenerations", 0, 100, d.maxSessionRegenerations),

@@ -1,7 +1,8 @@
 /**
  * Cluster-scoped RBAC of one platform: the 14 baseline ClusterRoles `{namespace}-{base}`, the 2 monitoring ones
  * when monitoring is on, the 6 `tool-<persona>` roles and the console-access role (from core's persona table), the
- * automation role when ansible is on, and their bindings: service accounts to their roles, `roleBindings` groups to
+ * automation role when ansible is on, and their bindings: service accounts to their roles (the operator's own to
+ * `storage-client` and `agent-client`, as its controllers call both), `roleBindings` groups to
  * tool roles, console groups, and the agent's `additionalClusterRoleBindings`.
  */
 import type { KubeObject } from "@kubemend/core/K8s"
@@ -14,6 +15,8 @@ export interface RbacContext {
   readonly name: string
   readonly apiGroup: string
   readonly toolPrefix: string
+  /** The operator's own ServiceAccount: its controllers call storage and the agent. */
+  readonly operator: { readonly namespace: string; readonly name: string }
 }
 
 const rule = (apiGroups: ReadonlyArray<string>, resources: ReadonlyArray<string>, verbs: ReadonlyArray<string>,
@@ -143,6 +146,8 @@ export const renderClusterRbac = (spec: PlatformSpec, ctx: RbacContext): Rendere
   ]
   const clusterRoleBindings = [
     ...serviceBindings.map(([base, svc]) => binding(prefixed(`${base}-${svc}`), prefixed(base), [sa(svc)])),
+    ...(["storage-client", "agent-client"] as const).map((base) =>
+      binding(prefixed(`${base}-operator`), prefixed(base), [{ kind: "ServiceAccount", ...ctx.operator }])),
     ...(spec.monitoring.enabled ? [binding(prefixed("alertmanager-view-gateway"), prefixed("alertmanager-view"), [sa("gateway")])] : []),
     ...(spec.ansible.enabled ? [binding(prefixed("workflow-automation-agent"), prefixed("workflow-automation"), [sa("agent")])] : []),
     ...toolBindings,

@@ -139,7 +139,7 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
         cr, apiGroup, image: config.image, consoleImage: config.consoleImage, configs,
         ...(spec.console.enabled ? { consoleConfig: renderConsoleConfig(spec, renderCtx) } : {})
       })
-      const rbac = renderClusterRbac(spec, { namespace, name, apiGroup, toolPrefix: config.toolPrefix })
+      const rbac = renderClusterRbac(spec, { namespace, name, apiGroup, toolPrefix: config.toolPrefix, operator: config.serviceAccount })
       const policies = renderNetworkPolicies(spec, {
         cr, apiGroup,
         discoveredApiServer: spec.networkPolicies.enabled && spec.networkPolicies.apiServerCIDR === undefined

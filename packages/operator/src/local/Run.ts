@@ -8,7 +8,7 @@ import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { noConsole, personas } from "@kubemend/core/Personas"
 import { duration, formatGoDuration } from "@kubemend/core/Config"
 import { StorageApi } from "@kubemend/core/StorageApi"
-import { Config, Duration, Effect, Either, Layer, Redacted } from "effect"
+import { Config, Duration, Effect, Either, Layer, Option, Redacted, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
@@ -41,6 +41,14 @@ const registerWorkflows = (storageUrl: string, token: string) =>
       yield* client.workflows.createWorkflow({ payload: { content: w.content, source: "api", registeredBy: "kubemend-local" } })
     }
   }).pipe(Effect.provide(FetchHttpClient.layer))
+
+/** Waits (30 s at most) until the operator has bound the platform's ServiceAccounts to their roles. */
+const awaitRbac = (kube: DevKube) =>
+  Effect.sync(() => kube.get("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", `${namespace}-storage-client-operator`)).pipe(
+    Effect.filterOrFail((b) => b !== undefined, () => "the operator has not rendered the platform's RBAC yet"),
+    Effect.retry(Schedule.spaced(Duration.millis(200)).pipe(Schedule.upTo(Duration.seconds(30)))),
+    Effect.orDie
+  )
 
 /**
  * The platform CR with the local stabilization window. The CR's own settings win over the operator's config (and the
@@ -140,20 +148,24 @@ export const localPlatform = Effect.gen(function* () {
       return proc
     })
 
-  yield* start("storage")
-  yield* registerWorkflows(url(ports.storage.port), identities.gateway.token)
-  yield* Effect.all([start("agent"), start("gateway")], { concurrency: 2 })
-  // After the others: a third TypeScript process loading at once slows every start on a small machine.
-  yield* start("signals")
-
-  // The operator reconciles the same CR in process; the local kubelet makes its Job and Deployments report back.
+  // The operator first: storage and the agent admit only callers the RBAC it renders grants, so the platform's
+  // roles and bindings must exist before the services call each other. The local kubelet makes its Job and
+  // Deployments report back.
   yield* runLocalKubelet(kube, {
     gateway: `${url(ports.gateway.healthPort)}/readyz`,
     agent: `${url(ports.agent.healthPort)}/readyz`,
     storage: `${url(ports.storage.healthPort)}/readyz`,
     signals: `${url(ports.signals.healthPort)}/readyz`
   })
-  yield* Layer.build(layerInProcess({ kubeconfig: kube.kubeConfig(), apiGroup }))
+  yield* Layer.build(layerInProcess({ kubeconfig: kube.kubeConfig(), apiGroup, serviceAccount: { namespace, name: "kubemend-operator" } }))
+  yield* awaitRbac(kube)
+
+  yield* start("storage")
+  yield* registerWorkflows(url(ports.storage.port), identities.gateway.token)
+  yield* Effect.all([start("agent"), start("gateway")], { concurrency: 2 })
+  // After the others: a third TypeScript process loading at once slows every start on a small machine.
+  yield* start("signals")
+
   // The remediation lifecycle: analyses through the agent's REST contract, approvals, blocks, executions that a
   // simulator completes, and a trickle of new signals so a connected client sees remediations move. Its audit
   // events go to storage with the operator's own ServiceAccount token, so storage can rebuild every RR.
@@ -163,6 +175,7 @@ export const localPlatform = Effect.gen(function* () {
       namespace,
       apiGroup,
       agentUrl: url(ports.agent.port),
+      agentToken: Option.some(Redacted.make(identities.operator.token)),
       simulator: { enabled: true, completeAfter: pace.execution },
       // The demo's alerts go through the signal service (below), not straight into the cluster.
       signals: { enabled: false, namespace: demoNamespace },

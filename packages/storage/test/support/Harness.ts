@@ -56,6 +56,7 @@ export const harnessLayer = (
       const proxy = options.proxy === true ? yield* startProxy(databaseUrl) : undefined
       const kube = yield* DevKube.scoped({})
       const token = kube.registerServiceAccountToken(namespace, "gateway")
+      yield* Effect.sync(() => kube.seed(storageGrants({ kind: "ServiceAccount", name: "gateway", namespace })))
       const dlqDir = yield* Effect.acquireRelease(
         Effect.promise(() => Fs.mkdtemp(Path.join(Os.tmpdir(), "kubemend-dlq-"))),
         (d) => Effect.promise(() => Fs.rm(d, { recursive: true, force: true }))
@@ -103,6 +104,29 @@ export const harnessLayer = (
       return Layer.provideMerge(harness, service)
     })
   )
+
+/**
+ * What the operator grants a platform ServiceAccount (`storage-client`: read and write) plus, for tests of export
+ * and legal holds, the `l3-audit` grant; the access suite (Access.test.ts) checks each rule on its own.
+ */
+export const storageGrants = (subject: { readonly kind: string; readonly name: string; readonly namespace?: string }) => {
+  const role = (name: string, rules: ReadonlyArray<object>) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name }, rules
+  })
+  const binding = (name: string) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: `${name}-${subject.name}` },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+    subjects: [subject]
+  })
+  return [
+    role("test-storage-client", [{ apiGroups: [""], resources: ["services"], verbs: ["get", "create"], resourceNames: ["kubemend-storage"] }]),
+    role("test-audit-grants", [{ apiGroups: ["kubemend.io"], resources: ["audit"], verbs: ["use"], resourceNames: ["export", "legal-hold-release"] }]),
+    binding("test-storage-client"),
+    binding("test-audit-grants")
+  ]
+}
 
 /** A valid audit event; `overrides` replace fields. */
 export const auditEvent = (overrides: Record<string, unknown> = {}) => ({
