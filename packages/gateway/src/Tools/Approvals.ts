@@ -9,7 +9,7 @@ import { rarDecision } from "@kubemend/core/domain/ApprovalRequest"
 import { K8s, type KubeObject } from "@kubemend/core/K8s"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { defineTool, ToolError } from "../Mcp/Tool.ts"
-import { compact, idOrName, k8sFailure, num, optional, record, ResourceName, specOf, statusOf, str, Text } from "./Common.ts"
+import { compact, idOrName, inControllerNamespace, k8sFailure, num, optional, QualifiedName, record, ResourceName, specOf, statusOf, str, Text } from "./Common.ts"
 
 const decisionFilters = ["pending", "approved", "rejected", "expired"] as const
 
@@ -97,11 +97,11 @@ export const approvalTools = Effect.gen(function* () {
     defineTool({
       name: "get_approval_request",
       description: "Get full details of a specific remediation approval request by rar_id (or its alias name).",
-      input: Schema.Struct({ rar_id: optional(ResourceName), name: optional(ResourceName) }),
+      input: Schema.Struct({ rar_id: optional(QualifiedName), name: optional(QualifiedName) }),
       run: (input) =>
         Effect.gen(function* () {
           const id = yield* idOrName(input, input.rar_id, "rar_id")
-          const rar = yield* getRar(id)
+          const rar = yield* getRar(yield* inControllerNamespace(id, k8s.namespace, "approval request"))
           return rarDetail(rar, yield* Clock.currentTimeMillis)
         })
     }),
@@ -110,13 +110,14 @@ export const approvalTools = Effect.gen(function* () {
       description:
         "Decide a pending remediation approval request: decision Approved or Rejected, an optional reason and an optional workflow override.",
       input: Schema.Struct({
-        rar_name: ResourceName,
+        rar_name: QualifiedName,
         decision: Text(32),
         reason: optional(Text(4096)),
         workflow_override: optional(ResourceName)
       }),
-      run: (input, ctx) =>
+      run: (qualified, ctx) =>
         Effect.gen(function* () {
+          const input = { ...qualified, rar_name: yield* inControllerNamespace(qualified.rar_name, k8s.namespace, "approval request") }
           if (input.decision !== "Approved" && input.decision !== "Rejected") {
             return yield* new ToolError({ message: "decision must be Approved or Rejected", code: "invalid_arguments" })
           }

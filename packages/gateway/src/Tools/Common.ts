@@ -13,6 +13,30 @@ export const ResourceName = Schema.String.pipe(
   })
 )
 
+/**
+ * A resource in the controller namespace, by name or as `namespace/name` (the original console's form of `rar_id`).
+ * `inControllerNamespace` resolves it to the plain name.
+ */
+export const QualifiedName = Schema.String.pipe(
+  Schema.pattern(/^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/)?(?!.*\.\.)[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, {
+    message: () => "must be a Kubernetes resource name, or namespace/name"
+  })
+)
+
+/** The plain name of a `QualifiedName`; another namespace than the controller's is refused, naming the right one. */
+export const inControllerNamespace = (value: string, controllerNamespace: string, what: string) =>
+  Effect.suspend(() => {
+    const slash = value.indexOf("/")
+    if (slash < 0) return Effect.succeed(value)
+    const namespace = value.slice(0, slash)
+    return namespace === controllerNamespace
+      ? Effect.succeed(value.slice(slash + 1))
+      : Effect.fail(new ToolError({
+        message: `${what} ${value} is not in the controller namespace ${controllerNamespace}, where every ${what} lives`,
+        code: "not_found"
+      }))
+  })
+
 /** A namespace (DNS label). */
 export const NamespaceName = Schema.String.pipe(
   Schema.pattern(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, { message: () => "must be a Kubernetes namespace name" })

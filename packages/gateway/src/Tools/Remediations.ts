@@ -6,6 +6,7 @@ import { Clock, Effect, Schema } from "effect"
 import { canCancel } from "@kubemend/core/domain/Phases"
 import { K8s, type KubeObject } from "@kubemend/core/K8s"
 import { defineTool, ToolError } from "../Mcp/Tool.ts"
+import { phaseOf } from "../Status/Frames.ts"
 import { compact, idOrName, k8sFailure, KindName, optional, record, ResourceName, specOf, statusOf, str, Text } from "./Common.ts"
 
 /** The summary every RR tool shows: `id` is the name other tools take as `rr_id`. */
@@ -19,7 +20,8 @@ export const rrView = (rr: KubeObject) => {
   return {
     id: rr.metadata.name,
     name,
-    phase: str(status.overallPhase) ?? "Pending",
+    // The spec's phase names: an original controller's `Executing` shows as `Running`.
+    phase: phaseOf(rr),
     kind,
     target: ns === undefined ? `${kind}/${name}` : `${ns}/${kind}/${name}`
   }
@@ -55,16 +57,19 @@ export const remediationTools = Effect.gen(function* () {
     defineTool({
       name: "list_remediations",
       description:
-        "List active and recent remediations. Optional filters: phase (status.overallPhase), kind and name of the target resource.",
+        "List active and recent remediations. Optional filters: phase (status.overallPhase; Executing is accepted for Running), kind and name of the target resource.",
       input: Schema.Struct({ phase: optional(Text(64)), kind: optional(KindName), name: optional(Text(253)) }),
       listField: "remediations",
       run: (input) =>
         Effect.gen(function* () {
           const list = yield* k8s.listCr("remediationrequests").pipe(Effect.mapError(k8sFailure("remediation requests")))
+          // The original console filters by `Executing`, the spec's `Running`.
+          const requested = (input.phase ?? "").trim().toLowerCase()
+          const wanted = requested === "executing" ? "running" : requested
           const remediations = list.items
             .map(rrView)
             .filter((r) =>
-              (input.phase === undefined || input.phase === "" || r.phase.toLowerCase() === input.phase.toLowerCase()) &&
+              (wanted === "" || r.phase.toLowerCase() === wanted) &&
               (input.kind === undefined || r.kind.toLowerCase() === input.kind.toLowerCase()) &&
               (input.name === undefined || input.name === "" || r.name === input.name)
             )
