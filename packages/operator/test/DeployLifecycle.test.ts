@@ -27,7 +27,7 @@ interface PolicyRule {
 const operatorObjects = () => docs("operator/operator.yaml")
 const operatorRole = () => operatorObjects().find((o) => o.kind === "ClusterRole") as { rules: ReadonlyArray<PolicyRule> }
 const operatorConfigFile = () => YAML.parse(operatorObjects().find((o) => o.kind === "ConfigMap").data["config.yaml"])
-const deployedCrds = () => Fs.readdirSync(crdDir).map((f) => YAML.parse(Fs.readFileSync(Path.join(crdDir, f), "utf8")))
+const deployedCrds = () => Fs.readdirSync(crdDir).filter((f) => f.endsWith(".yaml")).map((f) => YAML.parse(Fs.readFileSync(Path.join(crdDir, f), "utf8")))
 
 /** Kubernetes serves these groups itself; every other group needs a CRD. */
 const builtInGroups = new Set(["", "apps", "batch"])
@@ -92,7 +92,7 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
   it.live("as the operator's ServiceAccount with exactly the manifest's RBAC, RRs go to Completed and every request is allowed", () =>
     Effect.gen(function* () {
       const kube = yield* DevKube.scoped({ apiGroup })
-      for (const f of Fs.readdirSync(crdDir)) kube.seedYaml(Fs.readFileSync(Path.join(crdDir, f), "utf8"))
+      for (const f of Fs.readdirSync(crdDir).filter((f) => f.endsWith(".yaml"))) kube.seedYaml(Fs.readFileSync(Path.join(crdDir, f), "utf8"))
       kube.seed([
         ...operatorObjects(),
         ...discoveryForAuthenticated,
