@@ -154,11 +154,16 @@ export interface K8sService {
     name: string,
     patch: Record<string, unknown>
   ) => Effect.Effect<KubeObject, K8sNotFound | K8sConflict | K8sUnavailable>
-  /** JSON merge-patch of the status subresource. */
+  /**
+   * JSON merge-patch of the status subresource. With `resourceVersion` the write happens only if the object is still
+   * at that version (a decision made on what was read); a lost race is K8sConflict, never retried. Without it,
+   * conflicts are retried with client-go's backoff.
+   */
   readonly patchCrStatus: (
     plural: CrPlural,
     name: string,
-    status: Record<string, unknown>
+    status: Record<string, unknown>,
+    options?: { readonly resourceVersion?: string | undefined }
   ) => Effect.Effect<KubeObject, K8sNotFound | K8sConflict | K8sUnavailable>
   readonly deleteCr: (plural: CrPlural, name: string) => Effect.Effect<void, K8sNotFound | K8sUnavailable>
   /**

@@ -22,7 +22,7 @@ import { makeLeaseStore } from "./LiveLeases.ts"
 import { redactItems, redactSecret } from "./Redact.ts"
 import * as RestMapper from "./RestMapper.ts"
 import { conflictOr, notFoundConflictOr, notFoundOr, unavailable } from "./Retry.ts"
-import { eventSelector, resourcePath, retriesConflicts, toKubeList, withName } from "./Shared.ts"
+import { eventSelector, resourcePath, retriesConflicts, statusPatch, toKubeList, withName } from "./Shared.ts"
 import { informer, toRawEvent } from "./Watch.ts"
 
 export interface K8sLiveOptions extends K8sBaseOptions {
@@ -107,10 +107,10 @@ export const make = (options: K8sLiveOptions): Effect.Effect<K8sService, K8sUnav
           Effect.mapError(notFoundConflictOr(crKinds[plural], name)),
           Effect.withSpan("K8s.patchCr", { attributes: { plural, name } })
         ),
-      patchCrStatus: (plural, name, status) =>
+      patchCrStatus: (plural, name, status, options) =>
         call((s) =>
-          custom.patchNamespacedCustomObjectStatus({ ...cr(plural), name, body: { status } }, callOptions(s, true)), {
-          retryConflicts: true
+          custom.patchNamespacedCustomObjectStatus({ ...cr(plural), name, body: statusPatch(status, options?.resourceVersion) }, callOptions(s, true)), {
+          retryConflicts: options?.resourceVersion === undefined
         }).pipe(
           Effect.map(asObject),
           Effect.mapError(notFoundConflictOr(crKinds[plural], name)),

@@ -27,7 +27,7 @@ import { makeOps, type Run } from "./MemoryOps.ts"
 import { redactSecret } from "./Redact.ts"
 import * as RestMapper from "./RestMapper.ts"
 import { conflictOr, HttpFailure, notFoundConflictOr, notFoundOr, unavailable, withPolicy } from "./Retry.ts"
-import { eventSelector, retriesConflicts, withName } from "./Shared.ts"
+import { eventSelector, retriesConflicts, statusPatch, withName } from "./Shared.ts"
 import { informer } from "./Watch.ts"
 
 export type { FaultMatch, FaultOptions, K8sAction } from "./MemoryStore.ts"
@@ -143,9 +143,9 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
         run({ verb: "patch", plural, name }, () =>
           ops.patch(crResource(plural), crKinds[plural], name, patch, false), retriesConflicts(patch))
           .pipe(Effect.mapError(notFoundConflictOr(crKinds[plural], name))),
-      patchCrStatus: (plural, name, status) =>
+      patchCrStatus: (plural, name, status, options) =>
         run({ verb: "patch", plural: `${plural}/status`, name }, () =>
-          ops.patch(crResource(plural), crKinds[plural], name, { status }, true), true)
+          ops.patch(crResource(plural), crKinds[plural], name, statusPatch(status, options?.resourceVersion), true), options?.resourceVersion === undefined)
           .pipe(Effect.mapError(notFoundConflictOr(crKinds[plural], name))),
       deleteCr: (plural, name) =>
         run({ verb: "delete", plural, name }, () => ops.remove(crResource(plural), crKinds[plural], namespace, name)).pipe(

@@ -39,5 +39,9 @@ export const eventSelector = (filter: EventFilter): string | undefined => {
  * Whether a patch carries `metadata.resourceVersion`, i.e. the caller asked for optimistic concurrency. Its 409 is a
  * real lost race that the caller must resolve by reading again, so it is not retried as-is.
  */
+/** The body of a status merge-patch; with `resourceVersion`, the API server applies it only at that version. */
+export const statusPatch = (status: Record<string, unknown>, resourceVersion: string | undefined): Record<string, unknown> =>
+  resourceVersion === undefined ? { status } : { metadata: { resourceVersion }, status }
+
 export const retriesConflicts = (patch: Record<string, unknown>): boolean =>
   (patch.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion === undefined

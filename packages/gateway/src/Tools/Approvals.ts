@@ -11,6 +11,9 @@ import { GatewayAudit } from "../GatewayAudit.ts"
 import { defineTool, ToolError } from "../Mcp/Tool.ts"
 import { compact, idOrName, inControllerNamespace, k8sFailure, num, optional, QualifiedName, record, ResourceName, specOf, statusOf, str, Text } from "./Common.ts"
 
+/** Fresh reads a decision is tried on before the caller is asked to retry. */
+const maxDecisionAttempts = 3
+
 const decisionFilters = ["pending", "approved", "rejected", "expired"] as const
 
 /** Time left before `requiredBy` (Go duration), `0s` once it passed. */
@@ -69,6 +72,36 @@ export const approvalTools = Effect.gen(function* () {
   const getRar = (id: string) =>
     k8s.getCr("remediationapprovalrequests", id).pipe(Effect.mapError(k8sFailure(`approval request ${id}`)))
 
+  /**
+   * Writes a decision on what was read: the patch carries the resourceVersion it saw, so of two approvers racing
+   * exactly one writes. The other re-reads and is told the truth (decided by whom, or expired); a change that left
+   * the request Pending is decided again on the fresh read.
+   */
+  const decide = (name: string, status: (now: number) => Record<string, unknown>, attempt = 1): Effect.Effect<ReturnType<typeof rarSummary>, ToolError> =>
+    Effect.gen(function* () {
+      const rar = yield* getRar(name)
+      const now = yield* Clock.currentTimeMillis
+      const current = rarSummary(rar, now)
+      if (current.decision !== "Pending") {
+        const by = str(statusOf(rar).decidedBy)
+        return yield* new ToolError({
+          message: `approval request ${name} is already ${current.decision}${by === undefined ? "" : ` by ${by}`}`,
+          code: "already_decided"
+        })
+      }
+      if (current.expired) return yield* new ToolError({ message: `approval request ${name} has expired`, code: "expired" })
+      const written = yield* k8s.patchCrStatus("remediationapprovalrequests", name, status(now), { resourceVersion: rar.metadata.resourceVersion }).pipe(
+        Effect.as(true),
+        Effect.catchTag("K8sConflict", () => Effect.succeed(false)),
+        Effect.mapError(k8sFailure(`approval request ${name}`))
+      )
+      if (written) return current
+      if (attempt >= maxDecisionAttempts) {
+        return yield* new ToolError({ message: `approval request ${name} keeps changing, please retry`, code: "conflict" })
+      }
+      return yield* decide(name, status, attempt + 1)
+    })
+
   return [
     defineTool({
       name: "list_approval_requests",
@@ -121,20 +154,8 @@ export const approvalTools = Effect.gen(function* () {
           if (input.decision !== "Approved" && input.decision !== "Rejected") {
             return yield* new ToolError({ message: "decision must be Approved or Rejected", code: "invalid_arguments" })
           }
-          const rar = yield* getRar(input.rar_name)
-          const now = yield* Clock.currentTimeMillis
-          const current = rarSummary(rar, now)
-          if (current.decision !== "Pending") {
-            return yield* new ToolError({
-              message: `approval request ${input.rar_name} is already ${current.decision}`,
-              code: "already_decided"
-            })
-          }
-          if (current.expired) {
-            return yield* new ToolError({ message: `approval request ${input.rar_name} has expired`, code: "expired" })
-          }
           const user = ctx.caller.principal.user
-          yield* k8s.patchCrStatus("remediationapprovalrequests", input.rar_name, compact({
+          const current = yield* decide(input.rar_name, (now) => compact({
             decision: input.decision,
             decidedBy: user,
             decidedAt: new Date(now).toISOString(),
@@ -143,11 +164,7 @@ export const approvalTools = Effect.gen(function* () {
             workflowOverride: input.workflow_override === undefined
               ? undefined
               : { workflowName: input.workflow_override, rationale: `User override via ${ctx.tool}` }
-          })).pipe(Effect.mapError((e) =>
-            e._tag === "K8sConflict"
-              ? new ToolError({ message: `approval request ${input.rar_name} changed meanwhile, please retry`, code: "conflict" })
-              : k8sFailure(`approval request ${input.rar_name}`)(e)
-          ))
+          }))
           yield* audit.emit({
             type: "user.decision",
             outcome: "success",

@@ -53,6 +53,39 @@ export const remediationTools = Effect.gen(function* () {
 
   const getRr = (id: string) => k8s.getCr("remediationrequests", id).pipe(Effect.mapError(k8sFailure(`remediation request ${id}`)))
 
+  /**
+   * Cancels on what was read: the patch carries its resourceVersion, so a request that became terminal meanwhile
+   * (Completed by the lifecycle, cancelled by someone else) is never rewritten; the re-read answers its phase. A
+   * change that left it active is cancelled again on the fresh read. Answers the phase it was cancelled from.
+   */
+  const cancel = (id: string, user: string, attempt = 1): Effect.Effect<string, ToolError> =>
+    Effect.gen(function* () {
+      const rr = yield* getRr(id)
+      const phase = str(statusOf(rr).overallPhase) ?? "Pending"
+      if (!canCancel(phase)) {
+        const by = str(statusOf(rr).lastModifiedBy)
+        return yield* new ToolError({
+          message: `remediation ${id} is already ${phase}${phase === "Cancelled" && by !== undefined ? ` (by ${by})` : ""} and cannot be cancelled`,
+          code: "terminal_phase"
+        })
+      }
+      const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+      const written = yield* k8s.patchCrStatus("remediationrequests", id, {
+        overallPhase: "Cancelled",
+        message: `cancelled by ${user}`,
+        completedAt: now,
+        lastModifiedAt: now,
+        lastModifiedBy: user
+      }, { resourceVersion: rr.metadata.resourceVersion }).pipe(
+        Effect.as(true),
+        Effect.catchTag("K8sConflict", () => Effect.succeed(false)),
+        Effect.mapError(k8sFailure(`remediation request ${id}`))
+      )
+      if (written) return phase
+      if (attempt >= 3) return yield* new ToolError({ message: `remediation ${id} keeps changing, please retry`, code: "conflict" })
+      return yield* cancel(id, user, attempt + 1)
+    })
+
   return [
     defineTool({
       name: "list_remediations",
@@ -90,26 +123,7 @@ export const remediationTools = Effect.gen(function* () {
       run: (input, ctx) =>
         Effect.gen(function* () {
           const id = yield* idOrName(input, input.rr_id, "rr_id")
-          const rr = yield* getRr(id)
-          const phase = str(statusOf(rr).overallPhase) ?? "Pending"
-          if (!canCancel(phase)) {
-            return yield* new ToolError({
-              message: `remediation ${id} is already ${phase} and cannot be cancelled`,
-              code: "terminal_phase"
-            })
-          }
-          const now = new Date(yield* Clock.currentTimeMillis).toISOString()
-          yield* k8s.patchCrStatus("remediationrequests", id, {
-            overallPhase: "Cancelled",
-            message: `cancelled by ${ctx.caller.principal.user}`,
-            completedAt: now,
-            lastModifiedAt: now,
-            lastModifiedBy: ctx.caller.principal.user
-          }).pipe(Effect.mapError((e) =>
-            e._tag === "K8sConflict"
-              ? new ToolError({ message: `remediation ${id} changed while cancelling, please retry`, code: "conflict" })
-              : k8sFailure(`remediation request ${id}`)(e)
-          ))
+          const phase = yield* cancel(id, ctx.caller.principal.user)
           return { status: "Cancelled", message: `remediation ${id} cancelled (was ${phase})`, rr_id: id }
         })
     })
