@@ -14,7 +14,7 @@ import { AgentConfig } from "../src/AgentConfig.ts"
 import { agentOn, DevKubeCluster, incident } from "../test/support.ts"
 import { catalog } from "./Cluster.ts"
 
-export interface PodLog {
+interface PodLog {
   readonly namespace: string
   readonly pod: string
   readonly container?: string
@@ -22,7 +22,7 @@ export interface PodLog {
   readonly previous?: boolean
 }
 
-export interface Decision {
+interface Decision {
   readonly workflow: string | null
   readonly parameters?: Record<string, unknown>
   readonly needsHumanReview: boolean
@@ -48,7 +48,7 @@ export interface Scenario {
 /** The opening of the workflow phase's conversation (see Prompt.selectionPrompt). */
 export const selectionOpening = "Select a remediation workflow for this incident."
 
-export const scriptsOf = (scenarios: ReadonlyArray<Scenario>): ReadonlyArray<Script> =>
+const scriptsOf = (scenarios: ReadonlyArray<Scenario>): ReadonlyArray<Script> =>
   scenarios.flatMap((s) => [
     ...(s.selection === undefined ? [] : [{ name: `${s.signal}-selection`, match: [selectionOpening, `signal_name: ${s.signal}\n`], turns: s.selection }]),
     { name: s.signal, match: `signal_name: ${s.signal}\n`, turns: s.rca }

@@ -10,7 +10,7 @@ import { baseUrl, gatewayToken } from "./support.ts"
 
 export type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content: Array<{ type: string; text?: string }> }
 
-export interface Notification {
+interface Notification {
   readonly event?: string
   readonly message?: string
 }

@@ -47,7 +47,7 @@ export const wf = (id: string, name: string, actionType: string, parameters: Rea
 export const restartId = "11111111-1111-4111-8111-111111111111"
 export const scaleId = "22222222-2222-4222-8222-222222222222"
 
-export const workflows: ReadonlyArray<RemediationWorkflow> = [
+const workflows: ReadonlyArray<RemediationWorkflow> = [
   wf(restartId, "restart-deployment", "RestartDeployment", [
     { name: "NAMESPACE", type: "string", description: "namespace", required: true },
     { name: "DEPLOYMENT", type: "string", description: "deployment name", required: true, pattern: "^[a-z0-9-]+$" }
@@ -60,7 +60,7 @@ export const workflows: ReadonlyArray<RemediationWorkflow> = [
 ]
 
 /** The storage service's catalog in memory (core `Storage.layerMemory`, the same matching rules). */
-export const storageWith = (catalog: ReadonlyArray<RemediationWorkflow>) => Storage.layerMemory({
+const storageWith = (catalog: ReadonlyArray<RemediationWorkflow>) => Storage.layerMemory({
   workflows: catalog,
   actionTypes: [...new Set(catalog.map((w) => w.actionType))].map((name) => ({ name, description: { what: name, whenToUse: "when it helps" } }))
 })
@@ -125,11 +125,11 @@ export const incident = (signal: string, overrides: Partial<IncidentRequestEncod
 })
 
 /** The analysis controller's ServiceAccount, granted `agent-client` as the operator renders it. */
-export const controllerUser = "system:serviceaccount:kubemend-operator:kubemend-operator"
-export const controllerToken = "analysis-controller-token"
+const controllerUser = "system:serviceaccount:kubemend-operator:kubemend-operator"
+const controllerToken = "analysis-controller-token"
 
 /** The gateway's ServiceAccount: the agent believes the acting user it names. */
-export const gatewayUser = "system:serviceaccount:kubemend-system:kubemend-gateway"
+const gatewayUser = "system:serviceaccount:kubemend-system:kubemend-gateway"
 export const gatewayToken = "gateway-sa-token"
 
 const agentClientRole = {

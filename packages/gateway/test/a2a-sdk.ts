@@ -28,7 +28,7 @@ export const clientFor = (gw: TestGateway, bearer: string, mode: Mode) =>
     return { client: await factory.createFromAgentCard(card as AgentCard), methods }
   })
 
-export const userMessage = (text: string, contextId = "") => ({
+const userMessage = (text: string, contextId = "") => ({
   messageId: randomUUID(),
   contextId,
   taskId: "",

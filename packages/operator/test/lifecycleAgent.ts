@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import type * as http from "node:http"
 
-export interface Script {
+interface Script {
   /** Polls answered `investigating` before the session completes; Infinity never completes. */
   readonly polls?: number
   readonly outcome?: "completed" | "failed"

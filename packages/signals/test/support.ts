@@ -8,20 +8,19 @@ import { AuthConfig } from "@kubemend/core/Auth"
 import { DevKube } from "@kubemend/core/devkit/kube/index"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { apiPort, BoundPorts, ServerConfig } from "@kubemend/core/Servers"
-import { HttpServer } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { ServerLive } from "../src/Service.ts"
 import { SignalsConfig, type SignalsSettings } from "../src/SignalsConfig.ts"
 
-export const apiGroup = "kubemend.io"
-export const namespace = "kubemend-system"
+const apiGroup = "kubemend.io"
+const namespace = "kubemend-system"
 const crdDir = Path.resolve(import.meta.dirname, "..", "..", "..", "deploy", "crds")
 
 const owner = (apiVersion: string, kind: string, name: string) => [{ apiVersion, kind, name, uid: `${name}-uid`, controller: true }]
 
-export const world = [
+const world = [
   { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
   { apiVersion: "v1", kind: "Namespace", metadata: { name: "shop", labels: { environment: "production" } } },
   { apiVersion: "v1", kind: "Namespace", metadata: { name: "monitoring" } },
@@ -106,4 +105,3 @@ export const alert = (labels: Record<string, string>, status: "firing" | "resolv
   fingerprint: "c0ffee0123456789"
 })
 
-export { HttpServer }

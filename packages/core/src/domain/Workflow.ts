@@ -11,9 +11,6 @@ import { DateTimeString, Enum, Int, Loose, minItems, NonEmpty, optional, UuidStr
 export const WorkflowStatus = Enum("Active", "Disabled", "Deprecated", "Archived", "Superseded")
 export type WorkflowStatus = typeof WorkflowStatus.Type
 
-export const ActionTypeStatus = WorkflowStatus
-export type ActionTypeStatus = WorkflowStatus
-
 export const ExecutionEngine = Enum("tekton", "job", "ansible")
 
 /** What / when / when not: the structured description of workflows and action types. */
@@ -150,7 +147,8 @@ export const WorkflowDiscoveryEntry = Schema.Struct({
 export const ActionType = Schema.Struct({
   actionType: NonEmpty,
   description: StructuredDescription,
-  status: ActionTypeStatus,
+  // Action types go through the same statuses as workflows.
+  status: WorkflowStatus,
   disabledAt: optional(DateTimeString),
   disabledBy: optional(Schema.String),
   createdAt: optional(DateTimeString),

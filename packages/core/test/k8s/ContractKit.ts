@@ -27,7 +27,7 @@ export const eventually = <A>(read: Effect.Effect<A>, expected: A) =>
   )
 
 export const names = (items: ReadonlyArray<KubeObject>) => items.map((o) => o.metadata.name).sort()
-export const line = (e: WatchEvent) => `${e.type} ${e.object.metadata.name}`
+const line = (e: WatchEvent) => `${e.type} ${e.object.metadata.name}`
 
 /** Runs a watch in the background; `next(n)` waits (bounded) for n more events, `quiet` checks nothing else came. */
 export const collect = <E>(stream: Stream.Stream<WatchEvent, E>) =>

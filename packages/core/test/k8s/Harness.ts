@@ -8,7 +8,7 @@ import type { K8s, KubeObject, ReviewedUser } from "../../src/K8s.ts"
 import type { K8sSettingsInput } from "../../src/K8s/Config.ts"
 import { K8sMemory, type SarRule } from "../../src/K8s/Memory.ts"
 
-export interface Fault {
+interface Fault {
   readonly status: number
   /** Kubernetes verb: get, list, watch, create, update, patch, delete. */
   readonly verb?: string
@@ -17,7 +17,7 @@ export interface Fault {
   readonly retryAfterSeconds?: number
 }
 
-export interface Grant {
+interface Grant {
   readonly group: string
   readonly verb: string
   readonly apiGroup: string

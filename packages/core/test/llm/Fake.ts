@@ -7,7 +7,7 @@ import { Duration, Effect, Layer } from "effect"
 import { listenScoped } from "../../src/devkit/Listen.ts"
 import * as Llm from "../../src/Llm.ts"
 
-export interface Recorded {
+interface Recorded {
   readonly method: string
   readonly path: string
   readonly query: URLSearchParams
@@ -18,7 +18,7 @@ export interface Recorded {
 
 export type Handler = (req: Recorded, res: ServerResponse, n: number) => void
 
-export interface Fake {
+interface Fake {
   readonly url: string
   readonly requests: Array<Recorded>
   /** Resolves when the server has received `count` requests in total. */

@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type Server as HttpServer } from "node:http"
 import type { AddressInfo } from "node:net"
 
-export interface AgentCall {
+interface AgentCall {
   readonly tool: string
   readonly args: Record<string, unknown>
   readonly headers: Readonly<Record<string, string | undefined>>

@@ -18,7 +18,7 @@ export const redisUrl = (() => {
 const clientFor = (url: string) => new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 })
 
 /** Why Redis cannot be used, or undefined when it answers PING. */
-export const probeRedis = async (): Promise<string | undefined> => {
+const probeRedis = async (): Promise<string | undefined> => {
   const client = clientFor(redisUrl)
   let lastError: string | undefined
   client.on("error", (e: Error) => (lastError = e.message))
