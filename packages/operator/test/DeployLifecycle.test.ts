@@ -11,6 +11,9 @@ import * as Path from "node:path"
 import * as YAML from "yaml"
 import { LifecycleConfig, LifecycleOperatorLive, LifecycleRbac } from "../src/Lifecycle/index.ts"
 import { apiGroup, namespace } from "./Harness.ts"
+import { make as makeOpa } from "@kubemend/core/devkit/Opa"
+import { defaultPolicies } from "../src/Policy/Defaults.ts"
+import { policyModules } from "../src/Policy/PolicySync.ts"
 import { fakeAgentToken, startFakeAgent, workflowResult } from "./lifecycleAgent.ts"
 
 const deployDir = Path.resolve(import.meta.dirname, "../../../deploy")
@@ -30,11 +33,11 @@ const operatorConfigFile = () => YAML.parse(operatorObjects().find((o) => o.kind
 const deployedCrds = () => Fs.readdirSync(crdDir).filter((f) => f.endsWith(".yaml")).map((f) => YAML.parse(Fs.readFileSync(Path.join(crdDir, f), "utf8")))
 
 /** Kubernetes serves these groups itself; every other group needs a CRD. */
-const builtInGroups = new Set(["", "apps", "batch"])
+const builtInGroups = new Set(["", "apps", "batch", "autoscaling", "policy"])
 const required = LifecycleRbac.filter((row) => row.localOnly === undefined)
 const calls = (rows: typeof LifecycleRbac) => rows.flatMap((row) => row.verbs.map((verb) => ({ group: row.group, resource: row.resource, verb })))
 /** Resources the platform reconciler also uses: the operator's role grants them more than the lifecycle needs. */
-const sharedWithPlatform = new Set(["kubemends", "deployments", "jobs", "secrets"])
+const sharedWithPlatform = new Set(["kubemends", "deployments", "jobs", "secrets", "configmaps"])
 const callKey = (c: { readonly group: string; readonly resource: string; readonly verb: string }) => `${c.verb} ${c.group}/${c.resource}`
 const grants = (rules: ReadonlyArray<PolicyRule>, group: string, resource: string, verb: string) =>
   rules.some((r) => r.resourceNames === undefined && (r.apiGroups ?? []).includes(group) &&
@@ -111,6 +114,7 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       const kubeconfig = Path.join(dir, "kubeconfig")
       Fs.writeFileSync(kubeconfig, kube.kubeConfig({ token }))
       const agent = yield* startFakeAgent
+      const opa = yield* makeOpa({ policies: Object.fromEntries(policyModules.map((m) => [m.id, defaultPolicies[m.key]])) })
       agent.script = (req) =>
         req["remediation_id"] === "rr-approve"
           ? { result: { confidence: 0.5 } }
@@ -123,7 +127,7 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       const config = {
         ...file,
         kubeconfig,
-        lifecycle: { ...file.lifecycle, agentUrl: agent.url, agentToken: fakeAgentToken, pollInterval: "20ms", backoffBase: "50ms", backoffMax: "1s" },
+        lifecycle: { ...file.lifecycle, agentUrl: agent.url, agentToken: fakeAgentToken, policy: { url: opa.url }, pollInterval: "20ms", backoffBase: "50ms", backoffMax: "1s" },
         remediationOrchestrator: { effectivenessAssessment: { stabilizationWindow: "50ms" }, retention: { period: "2s" } }
       }
       yield* Logger.withMinimumLogLevel(
@@ -200,7 +204,9 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       const targets = new Set(["pods", "deployments", "statefulsets", "daemonsets", "replicasets", "jobs", "cronjobs",
         "remediationworkflows", "remediationworkflows/status", "actiontypes", "actiontypes/status",
         // Receiver credentials: this run configures no receivers (test/notification.test.ts reads them).
-        "secrets"])
+        "secrets",
+        // Policy ConfigMaps: this run has no platform CR naming them (test/policySync.test.ts reads them).
+        "configmaps"])
       expect(calls(required).filter((c) => !targets.has(c.resource)).map(callKey).filter((c) => !made.has(c))).toEqual([])
       expect(made.has("get apps/deployments")).toBe(true)
 

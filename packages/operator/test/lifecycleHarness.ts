@@ -1,6 +1,6 @@
 /**
- * The lifecycle controllers' reconcilers against the in-memory K8s layer (or the dev API server) and the fake
- * agent, driven the kubebuilder way: tests call reconcile directly and move TestClock between calls. `settle` runs
+ * The lifecycle controllers' reconcilers against the in-memory K8s layer (or the dev API server), the fake agent
+ * and the devkit's policy engine (OPA's REST API) loaded with the shipped policies, driven the kubebuilder way: tests call reconcile directly and move TestClock between calls. `settle` runs
  * every RR, analysis and execution through its reconciler until a pass writes nothing.
  */
 import { Metrics } from "@kubemend/core/Metrics"
@@ -17,6 +17,12 @@ import { OrchestratorReconciler } from "../src/Lifecycle/Orchestrator.ts"
 import { ExecutionSimulator } from "../src/Lifecycle/Simulator.ts"
 import { PlatformSettings } from "../src/Lifecycle/PlatformSettings.ts"
 import { ManagedTargets, type NamespaceLabels } from "../src/Lifecycle/Targets.ts"
+import { type DevOpa, make as makeOpa } from "@kubemend/core/devkit/Opa"
+import { defaultPolicies } from "../src/Policy/Defaults.ts"
+import { OpaClient } from "../src/Policy/OpaClient.ts"
+import { PolicyEngine } from "../src/Policy/PolicyEngine.ts"
+import { policyModules } from "../src/Policy/PolicySync.ts"
+import { SignalProcessingReconciler } from "../src/Lifecycle/SignalProcessing.ts"
 import { type FakeAgent, fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
 
 export const apiGroup = "kubemend.io"
@@ -56,8 +62,11 @@ export const rr = (
 export interface Harness {
   readonly k8s: K8sService
   readonly agent: FakeAgent
+  /** The policy engine (devkit OPA) loaded with `policy.rego` and `approval.rego`. */
+  readonly opa: DevOpa
   readonly reconcileRr: (name: string) => Effect.Effect<unknown, unknown>
   readonly reconcileAnalysis: (name: string) => Effect.Effect<unknown, unknown>
+  readonly reconcileSignalProcessing: (name: string) => Effect.Effect<unknown, unknown>
   /** Reconciles everything until nothing changes. */
   readonly settle: Effect.Effect<void, unknown>
   readonly rr: (name: string) => Effect.Effect<Record<string, any>, unknown>
@@ -77,6 +86,8 @@ export interface HarnessOptions {
   readonly seed?: ReadonlyArray<KubeObject>
   /** Run the execution simulator in `settle` (default true). */
   readonly simulate?: boolean
+  /** policy.rego / approval.rego texts; default the shipped ones. */
+  readonly policies?: Partial<Record<"policy.rego" | "approval.rego", string>>
   /** The K8s layer and how to count writes and read namespace labels; default in memory. */
   readonly backend?: {
     readonly k8s: Layer.Layer<K8s>
@@ -98,6 +109,8 @@ const memoryNamespaces = (memory: Context.Context<K8sMemory>): NamespaceLabels =
 export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, unknown, Scope.Scope> =>
   Effect.gen(function* () {
     const agent = yield* startFakeAgent
+    const texts = { ...defaultPolicies, ...options.policies }
+    const opa = yield* makeOpa({ policies: Object.fromEntries(policyModules.map((m) => [m.id, texts[m.key]])) })
     let k8sLayer: Layer.Layer<K8s>
     let writes: Effect.Effect<number>
     let namespaceLabels: NamespaceLabels
@@ -116,21 +129,23 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
       writes = options.backend.writes
       namespaceLabels = options.backend.namespaceLabels
     }
-    const config = LifecycleConfig.layer({ agentUrl: agent.url, agentToken: Option.some(Redacted.make(fakeAgentToken)), ...options.config })
+    const config = LifecycleConfig.layer({ agentUrl: agent.url, agentToken: Option.some(Redacted.make(fakeAgentToken)), ...options.config, policy: { url: opa.url, ...options.config?.policy } })
     const base = Layer.mergeAll(k8sLayer, config, RecordedAudit.layer, LifecycleMetrics.Default.pipe(Layer.provideMerge(Metrics.Default)))
     const services = Layer.mergeAll(
       ManagedTargets.layerWith(namespaceLabels),
       AgentClient.layer,
-      PlatformSettings.Default
+      PlatformSettings.Default,
+      PolicyEngine.layer.pipe(Layer.provide(OpaClient.layer))
     ).pipe(Layer.provideMerge(base))
     const context = yield* Layer.build(
-      Layer.mergeAll(OrchestratorReconciler.Default, AnalysisReconciler.Default, ExecutionSimulator.Default).pipe(
+      Layer.mergeAll(OrchestratorReconciler.Default, AnalysisReconciler.Default, SignalProcessingReconciler.Default, ExecutionSimulator.Default).pipe(
         Layer.provideMerge(services)
       )
     )
     const k8s = Context.get(context, K8s)
     const orchestrator = Context.get(context, OrchestratorReconciler)
     const analysis = Context.get(context, AnalysisReconciler)
+    const signalProcessing = Context.get(context, SignalProcessingReconciler)
     const simulator = Context.get(context, ExecutionSimulator)
     const key = (name: string) => `${namespace}/${name}`
     const names = (plural: Parameters<K8sService["listCr"]>[0]) =>
@@ -143,6 +158,7 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
       for (let pass = 0; pass < 60; pass++) {
         const before = yield* writes
         for (const n of yield* names("remediationrequests")) yield* orchestrator.reconcile(key(n))
+        for (const n of yield* names("signalprocessings")) yield* signalProcessing.reconcile(key(n))
         for (const n of yield* names("aianalyses")) yield* analysis.reconcile(key(n))
         if (options.simulate !== false) {
           for (const n of yield* names("workflowexecutions")) yield* simulator.reconcile(key(n))
@@ -161,8 +177,10 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
     return {
       k8s,
       agent,
+      opa,
       reconcileRr: (n) => quiet(orchestrator.reconcile(key(n))),
       reconcileAnalysis: (n) => quiet(analysis.reconcile(key(n))),
+      reconcileSignalProcessing: (n) => quiet(signalProcessing.reconcile(key(n))),
       settle,
       rr: (n) => Effect.map(k8s.getCr("remediationrequests", n), (o) => o as Record<string, any>),
       get,

@@ -16,6 +16,9 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { renderCrds } from "../src/Crds.ts"
 import { LifecycleAudit, layerInProcess } from "../src/Lifecycle/index.ts"
+import { make as makeOpa } from "@kubemend/core/devkit/Opa"
+import { defaultPolicies } from "../src/Policy/Defaults.ts"
+import { policyModules } from "../src/Policy/PolicySync.ts"
 import { fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
 import { apiGroup, harness, managedNamespace, namespace, rr } from "./lifecycleHarness.ts"
 
@@ -71,12 +74,14 @@ describe("lifecycle against the dev API server", () => {
       const kube = yield* startKube
       const agent = yield* startFakeAgent
       agent.script = (req) => ({ polls: 1, result: { confidence: req["remediation_id"] === "rr-approve" ? 0.5 : 0.95 } })
+      const opa = yield* makeOpa({ policies: Object.fromEntries(policyModules.map((m) => [m.id, defaultPolicies[m.key]])) })
       yield* Logger.withMinimumLogLevel(Layer.build(layerInProcess({
         kubeconfig: kube.kubeConfig(),
         namespace,
         apiGroup,
         agentUrl: agent.url,
         agentToken: Option.some(Redacted.make(fakeAgentToken)),
+        policy: { url: opa.url },
         pollInterval: Duration.millis(20),
         stabilizationWindow: Duration.millis(50),
         simulator: { enabled: true, completeAfter: Duration.millis(50) }

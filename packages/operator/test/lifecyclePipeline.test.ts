@@ -56,6 +56,7 @@ describe("lifecycle: the pipeline", () => {
         "gateway.signal.received",
         "orchestrator.lifecycle.created",
         "-> Processing",
+        "signalprocessing.processing.completed",
         "-> Analyzing",
         "aianalysis.session.submitted",
         "aianalysis.analysis.completed",
@@ -285,6 +286,8 @@ describe("lifecycle: the analysis controller and the agent", () => {
     Effect.gen(function* () {
       const h = yield* harness({ config: { ...config, agentUrl: "http://127.0.0.1:1" }, seed: [rr("rr-a")] })
       yield* h.reconcileRr("rr-a")
+      yield* h.reconcileRr("rr-a")
+      yield* h.reconcileSignalProcessing("sp-rr-a")
       yield* h.reconcileRr("rr-a")
       const error = yield* Effect.flip(h.reconcileAnalysis("ai-rr-a"))
       expect(error).toMatchObject({ _tag: "DependencyUnavailable", dependency: "agent" })

@@ -1,11 +1,13 @@
 /**
  * SignalProcessing, `{api_group}/v1alpha1`, named `sp-<rrName>`: the orchestrator's record of the signal it is
- * processing (enrichment and classification). The analysis reads `status.environment` and `status.priority` when it
- * builds the agent's request; the terminal cascade patches `status.phase` to `Failed`. No reference CRD exists; the
- * fields are the ones the lifecycle controllers write.
+ * processing. The signal-processing controller enriches it from the cluster (namespace, workload, owner chain,
+ * detected labels) and classifies it with policy.rego (environment, priority, criticality, actionable); the
+ * orchestrator hands `status.enrichmentResults` and the classification to the analysis
+ * (`analysisRequest.signalContext`); the terminal cascade patches `status.phase` to `Failed`. No reference CRD
+ * exists; `enrichmentResults` has the shape of the AIAnalysis' `signalContext.enrichmentResults`.
  */
 import { Schema } from "effect"
-import { Enum, NonEmpty, optional, StringMap } from "./Common.ts"
+import { Enum, Loose, NonEmpty, optional, StringMap } from "./Common.ts"
 import { Condition, ObjectReference, resource, TargetResource } from "./Meta.ts"
 
 export const SignalProcessingKind = "SignalProcessing"
@@ -21,7 +23,8 @@ export const SignalProcessingSpec = Schema.Struct({
     fingerprint: NonEmpty,
     severity: Schema.String,
     targetResource: TargetResource,
-    labels: optional(StringMap)
+    labels: optional(StringMap),
+    annotations: optional(StringMap)
   })
 })
 
@@ -31,6 +34,16 @@ export const SignalProcessingStatus = Schema.Struct({
   environment: optional(Schema.String),
   priority: optional(Schema.String),
   severity: optional(Schema.String),
+  /** Business criticality: Critical, High, Medium or Low. */
+  criticality: optional(Schema.String),
+  /** False: the policy says there is nothing to remediate (the request completes with NoActionRequired). */
+  actionable: optional(Schema.Boolean),
+  signalMode: optional(Enum("reactive", "proactive")),
+  /** `kubernetesContext` (namespace, workload, ownerChain, degradedMode), `detectedLabels`, `businessClassification`. */
+  enrichmentResults: optional(Loose),
+  /** Set when the policy engine could not classify and the built-in rule did. */
+  policyDegraded: optional(Schema.Boolean),
+  startTime: optional(Schema.String),
   completedAt: optional(Schema.String),
   message: optional(Schema.String),
   conditions: optional(Schema.Array(Condition))

@@ -1,16 +1,18 @@
 /**
  * The analysis controller: drives one AIAnalysis through the agent's submit-poll-result contract. It submits the
  * RR's incident and records the session id at once (what `svc_await_session` waits for), polls the session every
- * `pollInterval`, and on completion writes workflow, root cause, human review and approval routing. A 404 on poll
+ * `pollInterval`, and on completion writes workflow, root cause, human review and approval routing (approval.rego
+ * through `PolicyEngine`: an unreachable engine means approval required). A 404 on poll
  * means the agent restarted and forgot the session: a new session is submitted, at most `maxSessionRegenerations`
  * times, then the analysis fails (`SessionRegenerationExceeded`). The orchestrator enforces the phase timeout.
  */
-import type { SessionStatus } from "@kubemend/core/AgentApi"
+import type { IncidentResponse, SessionStatus } from "@kubemend/core/AgentApi"
 import { isTerminalPhase } from "@kubemend/core/domain/Phases"
 import type { DependencyUnavailable } from "@kubemend/core/Errors"
 import { K8s, type K8sConflict, type K8sNotFound, type K8sUnavailable } from "@kubemend/core/K8s"
 import { Effect, Option } from "effect"
 import { splitKey, type Reconciled } from "../Controller.ts"
+import { PolicyEngine } from "../Policy/PolicyEngine.ts"
 import { AgentClient } from "./AgentClient.ts"
 import { classify, incidentRequest } from "./AnalysisMapping.ts"
 import { LifecycleAudit } from "./LifecycleAudit.ts"
@@ -29,6 +31,7 @@ export class AnalysisReconciler extends Effect.Service<AnalysisReconciler>()("@k
     const agent = yield* AgentClient
     const metrics = yield* LifecycleMetrics
     const audit = yield* LifecycleAudit
+    const policy = yield* PolicyEngine
     const poll: Reconciled = { requeueAfter: config.pollInterval }
 
     const patch = (ai: AIAnalysis, status: Record<string, unknown>) =>
@@ -91,13 +94,38 @@ export class AnalysisReconciler extends Effect.Service<AnalysisReconciler>()("@k
           Effect.zipRight(submit(rr, ai, now, generation + 1))
         )
 
+    /** approval.rego's decision on a selected workflow, from the analysis and the signal's classification. */
+    const decideApproval = (rr: RemediationRequest, ai: AIAnalysis, result: IncidentResponse, threshold: number) =>
+      Effect.gen(function* () {
+        const context = ai.spec.analysisRequest?.signalContext
+        const enrichment = (context?.enrichmentResults ?? {}) as Record<string, unknown>
+        const selected = result.selected_workflow ?? undefined
+        return yield* policy.approval({
+          confidence: result.confidence,
+          threshold,
+          needsHumanReview: result.needs_human_review || result.human_review_reason != null,
+          ...(result.human_review_reason == null ? {} : { humanReviewReason: result.human_review_reason }),
+          environment: context?.environment ?? rr.spec.signalLabels?.["environment"] ?? "unknown",
+          businessPriority: context?.businessPriority ?? "P2",
+          criticality: (enrichment["businessClassification"] as { criticality?: string } | undefined)?.criticality ?? "Medium",
+          severity: rr.spec.severity ?? "unknown",
+          signalName: rr.spec.signalName,
+          targetResource: rr.spec.targetResource,
+          workflow: { id: selected?.workflow_id ?? selected?.name ?? "", actionType: selected?.action_type ?? "" },
+          detectedLabels: enrichment["detectedLabels"] ?? {}
+        })
+      })
+
     const complete = (rr: RemediationRequest, ai: AIAnalysis, now: number, sessionId: string, generation: number) =>
       agent.result(sessionId).pipe(
         Effect.flatMap((result) =>
           Effect.gen(function* () {
-            const c = classify(result, (yield* platform.current).confidenceThreshold, now)
+            const threshold = (yield* platform.current).confidenceThreshold
+            const hasWorkflow = classify(result, threshold, now).workflowId !== undefined
+            const approval = hasWorkflow ? yield* decideApproval(rr, ai, result, threshold) : undefined
+            const c = classify(result, threshold, now, approval)
             yield* patch(ai, c.status)
-            const environment = rr.spec.signalLabels?.["environment"] ?? "unknown"
+            const environment = ai.spec.analysisRequest?.signalContext?.environment ?? rr.spec.signalLabels?.["environment"] ?? "unknown"
             yield* metrics.analysisCompleted(
               rr.spec.signalType ?? "unknown",
               result.confidence,

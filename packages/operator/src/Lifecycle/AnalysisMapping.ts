@@ -18,7 +18,21 @@ const record = (v: unknown): Record<string, unknown> =>
 export const compact = <A extends Record<string, unknown>>(o: A): A =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as A
 
-/** The analysis request of `rr`; the SignalProcessing child adds environment and priority when present. */
+/** The SignalProcessing's enrichment as the agent's `enrichment_results` (Kubernetes context, business classification). */
+const enrichmentOf = (sp: KubeObject | undefined) => {
+  const e = record(sp === undefined ? undefined : statusField(sp, "enrichmentResults"))
+  const k = e["kubernetesContext"]
+  const criticality = text(record(e["businessClassification"])["criticality"])
+  if (k === undefined && criticality === undefined) return {}
+  return {
+    enrichment_results: {
+      ...(k === undefined ? {} : { kubernetesContext: record(k) }),
+      ...(criticality === undefined ? {} : { businessClassification: { criticality } })
+    }
+  }
+}
+
+/** The analysis request of `rr`; the SignalProcessing child adds environment, priority and its enrichment. */
 export const incidentRequest = (
   rr: RemediationRequest,
   signalProcessing: KubeObject | undefined,
@@ -53,6 +67,7 @@ export const incidentRequest = (
     ...(spec.signalLabels === undefined ? {} : { signal_labels: spec.signalLabels }),
     ...(spec.signalAnnotations === undefined ? {} : { signal_annotations: spec.signalAnnotations }),
     signal_mode: "reactive",
+    ...enrichmentOf(signalProcessing),
     interactive: isInteractive(rr, apiGroup)
   }
 }
@@ -79,15 +94,27 @@ export interface Classified {
   readonly status: Record<string, unknown>
 }
 
-/** The AIAnalysis status of a completed session. */
-export const classify = (r: IncidentResponse, threshold: number, now: number): Classified => {
+/** approval.rego's answer for this analysis (`Policy/PolicyEngine.ts`). */
+export interface PolicyApproval {
+  readonly requireApproval: boolean
+  readonly reasons: ReadonlyArray<string>
+  readonly degraded: boolean
+}
+
+/**
+ * The AIAnalysis status of a completed session. With `approval` (approval.rego's decision) the policy decides
+ * whether a selected workflow needs approval; without it, the built-in rule (confidence below the threshold, or
+ * human review asked for).
+ */
+export const classify = (r: IncidentResponse, threshold: number, now: number, approval?: PolicyApproval): Classified => {
   const selected = r.selected_workflow ?? undefined
   const workflowId = text(selected?.workflow_id) ?? text(selected?.name)
   const review = r.human_review_reason ?? undefined
   const inconclusive = workflowId === undefined &&
     (r.investigation_outcome === "inconclusive" || review === "investigation_inconclusive")
   const needsReview = r.needs_human_review || review !== undefined
-  const approvalRequired = workflowId !== undefined && (r.confidence < threshold || needsReview)
+  const builtIn = r.confidence < threshold || needsReview
+  const approvalRequired = workflowId !== undefined && (approval?.requireApproval ?? builtIn)
   const rca = record(r.root_cause_analysis)
   const target = record(rca["remediation_target"])
   const remediationTarget = text(target["kind"]) !== undefined && text(target["name"]) !== undefined
@@ -141,12 +168,22 @@ export const classify = (r: IncidentResponse, threshold: number, now: number): C
     needsHumanReview: needsReview || inconclusive,
     humanReviewReason: review ?? (inconclusive ? "investigation_inconclusive" : undefined),
     approvalRequired,
-    approvalReason: approvalRequired
-      ? needsReview && r.confidence >= threshold
-        ? `the investigation asks for human review (${review ?? "unspecified"})`
-        : `confidence ${r.confidence} is below the auto-approval threshold ${threshold}`
-      : undefined,
-    approvalContext: { confidence: r.confidence, threshold, investigationOutcome: outcome },
+    approvalReason: !approvalRequired
+      ? undefined
+      : approval !== undefined
+      ? approval.reasons.length > 0 ? approval.reasons.join("; ") : "approval.rego requires approval"
+      : needsReview && r.confidence >= threshold
+      ? `the investigation asks for human review (${review ?? "unspecified"})`
+      : `confidence ${r.confidence} is below the auto-approval threshold ${threshold}`,
+    approvalContext: compact({
+      confidence: r.confidence,
+      threshold,
+      investigationOutcome: outcome,
+      policyName: approval === undefined ? undefined : "approval.rego",
+      policyDecision: approval === undefined ? undefined : approval.requireApproval ? "RequireApproval" : "AutoApprove",
+      policyReasons: approval === undefined || approval.reasons.length === 0 ? undefined : [...approval.reasons],
+      policyDegraded: approval?.degraded
+    }),
     actionability: (r.actionable ?? r.is_actionable ?? workflowId !== undefined) ? "Actionable" : "NotActionable",
     warnings: r.warnings === undefined || r.warnings.length === 0 ? undefined : [...r.warnings],
     completedAt: iso(now)

@@ -47,6 +47,18 @@ const approvalAudit = (env: Env, rr: RemediationRequest, action: string, data: R
     data: { rr_name: rr.metadata.name, rar_name: names.approval(rr.metadata.name), ...data }
   })
 
+/** What decided the approval: approval.rego's reasons when the policy decided, else the built-in threshold rule. */
+const policyEvaluationOf = (context: unknown, why: string) => {
+  const c = (typeof context === "object" && context !== null ? context : {}) as { policyName?: unknown; policyReasons?: unknown; policyDegraded?: unknown }
+  if (typeof c.policyName !== "string") return { policyName: "confidence-threshold", matchedRules: ["confidence below threshold"], decision: "RequireApproval" }
+  const reasons = Array.isArray(c.policyReasons) ? c.policyReasons.filter((r): r is string => typeof r === "string") : []
+  return {
+    policyName: c.policyName,
+    matchedRules: reasons.length > 0 ? reasons : [why],
+    decision: c.policyDegraded === true ? "RequireApproval (policy engine degraded)" : "RequireApproval"
+  }
+}
+
 /** Creates the RAR (once) from the completed analysis; true when this call created it. */
 const ensureRar = (env: Env, rr: RemediationRequest, ai: AIAnalysis, now: number) =>
   Effect.gen(function* () {
@@ -76,7 +88,7 @@ const ensureRar = (env: Env, rr: RemediationRequest, ai: AIAnalysis, now: number
         ...(s.rootCause === undefined ? {} : { investigationSummary: s.rootCause }),
         ...(s.rootCauseAnalysis?.contributingFactors === undefined ? {} : { evidenceCollected: s.rootCauseAnalysis.contributingFactors }),
         alternativesConsidered: (s.alternativeWorkflows ?? []).map((a) => ({ approach: a.workflowId, prosCons: a.rationale ?? "" })),
-        policyEvaluation: { policyName: "confidence-threshold", matchedRules: ["confidence below threshold"], decision: "RequireApproval" },
+        policyEvaluation: policyEvaluationOf(s.approvalContext, why),
         requiredBy: iso(now + Duration.toMillis(timeout))
       }
     })

@@ -13,6 +13,7 @@ import * as WorkQueue from "../WorkQueue.ts"
 import { AnalysisReconciler } from "./Analysis.ts"
 import { LifecycleConfig } from "./LifecycleConfig.ts"
 import { OrchestratorReconciler } from "./Orchestrator.ts"
+import { SignalProcessingReconciler } from "./SignalProcessing.ts"
 import { ExecutionSimulator } from "./Simulator.ts"
 
 export interface Source {
@@ -70,23 +71,34 @@ export const runController = <E, R>(options: {
     yield* Effect.logInfo(`lifecycle controller ${options.name} started`)
   })
 
-/** The orchestrator, the analysis controller and (when enabled) the execution simulator, until the scope closes. */
+/**
+ * The orchestrator, the signal-processing and analysis controllers and (when enabled) the execution simulator,
+ * until the scope closes.
+ */
 export const runLifecycleControllers = Effect.gen(function* () {
   const k8s = yield* K8s
   const config = yield* LifecycleConfig
   const orchestrator = yield* OrchestratorReconciler
   const analysis = yield* AnalysisReconciler
+  const signalProcessing = yield* SignalProcessingReconciler
   const ns = k8s.namespace
   yield* runController({
     name: "remediationorchestrator",
     primary: "remediationrequests",
     sources: [
       { plural: "remediationrequests", keyFor: own(ns) },
+      { plural: "signalprocessings", keyFor: parent(ns) },
       { plural: "aianalyses", keyFor: parent(ns) },
       { plural: "remediationapprovalrequests", keyFor: parent(ns) },
       { plural: "workflowexecutions", keyFor: parent(ns) }
     ],
     reconcile: orchestrator.reconcile
+  })
+  yield* runController({
+    name: "signalprocessing",
+    primary: "signalprocessings",
+    sources: [{ plural: "signalprocessings", keyFor: own(ns) }],
+    reconcile: signalProcessing.reconcile
   })
   yield* runController({
     name: "aianalysis",

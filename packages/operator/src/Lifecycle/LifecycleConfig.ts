@@ -80,6 +80,17 @@ export interface LifecycleSettings {
     /** How long a simulated execution runs. */
     readonly completeAfter: Duration.Duration
   }
+  /**
+   * The policy engine: Open Policy Agent's REST API (in a cluster the OPA the operator deploys; locally the devkit's
+   * stand-in), loaded with `policy.rego` and `approval.rego` from the ConfigMaps the platform CR names.
+   */
+  readonly policy: {
+    readonly url: string
+    /** Deadline of one evaluation; past it the safe answer is taken (approval required). */
+    readonly requestTimeout: Duration.Duration
+    /** How often the ConfigMaps are read and changed policies pushed (every push is retried this often too). */
+    readonly syncInterval: Duration.Duration
+  }
   /** The local platform's signal stream (a new RR every `interval`, some duplicates, one unmanaged target). */
   readonly signals: {
     readonly enabled: boolean
@@ -114,7 +125,8 @@ const routingDefaults: RoutingSettings = {
   inconclusiveStrikes: 3
 }
 
-export interface LifecycleOverrides extends Partial<Omit<LifecycleSettings, "timeouts" | "routing" | "simulator" | "signals">> {
+export interface LifecycleOverrides extends Partial<Omit<LifecycleSettings, "timeouts" | "routing" | "simulator" | "signals" | "policy">> {
+  readonly policy?: Partial<LifecycleSettings["policy"]>
   readonly timeouts?: Partial<PhaseTimeouts>
   readonly routing?: Partial<RoutingSettings>
   readonly simulator?: Partial<LifecycleSettings["simulator"]>
@@ -144,6 +156,7 @@ export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleCo
     resyncPeriod: Duration.minutes(5),
     platformRefresh: Duration.seconds(10),
     simulator: { enabled: false, completeAfter: Duration.seconds(5) },
+    policy: { url: "http://kubemend-opa:8181", requestTimeout: Duration.seconds(2), syncInterval: Duration.seconds(10) },
     signals: {
       enabled: false,
       interval: Duration.seconds(45),
@@ -162,6 +175,7 @@ export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleCo
       timeouts: { ...d.timeouts, ...o.timeouts },
       routing: { ...d.routing, ...o.routing },
       simulator: { ...d.simulator, ...o.simulator },
+      policy: { ...d.policy, ...o.policy },
       signals: { ...d.signals, ...o.signals }
     }
   }
@@ -237,6 +251,11 @@ const lifecycle = Config.all({
     enabled: bool("enabled", d.simulator.enabled),
     completeAfter: dur("completeAfter", d.simulator.completeAfter)
   }).pipe(Config.nested("simulator")),
+  policy: Config.all({
+    url: Config.string("url").pipe(Config.withDefault(d.policy.url)),
+    requestTimeout: dur("requestTimeout", d.policy.requestTimeout),
+    syncInterval: dur("syncInterval", d.policy.syncInterval)
+  }).pipe(Config.nested("policy")),
   signals: Config.all({
     enabled: bool("enabled", d.signals.enabled),
     interval: dur("interval", d.signals.interval),

@@ -1,6 +1,6 @@
 /**
  * The orchestrator's and analysis controller's metrics under the names of spec document 3
- * (`svc_remediationorchestrator_*`, `aianalysis_*`, `workflowexecution_reconciler_total`). The blocked gauge is kept
+ * (`svc_remediationorchestrator_*`, `aianalysis_*`, `signalprocessing_*`, `workflowexecution_reconciler_total`). The blocked gauge is kept
  * per namespace from the set of RRs last seen `Blocked`.
  */
 import { Metrics } from "@kubemend/core/Metrics"
@@ -62,6 +62,27 @@ export class LifecycleMetrics extends Effect.Service<LifecycleMetrics>()("@kubem
       help: "Failed analyses",
       labelNames: ["reason", "sub_reason"]
     })
+    const regoEvaluations = m.counter({
+      name: "aianalysis_rego_evaluations_total",
+      help: "approval.rego evaluations; degraded when the engine could not answer (approval is then required)",
+      labelNames: ["outcome", "degraded"]
+    })
+    const spProcessed = m.counter({
+      name: "signalprocessing_processing_total",
+      help: "SignalProcessing phases finished",
+      labelNames: ["phase", "result"]
+    })
+    const spDuration = m.histogram({
+      name: "signalprocessing_processing_duration_seconds",
+      help: "Duration of one SignalProcessing phase",
+      labelNames: ["phase"],
+      buckets
+    })
+    const enrichmentErrors = m.counter({
+      name: "signalprocessing_enrichment_errors_total",
+      help: "Cluster reads that failed during enrichment",
+      labelNames: ["error_type"]
+    })
     const executions = m.counter({
       name: "workflowexecution_reconciler_total",
       help: "Workflow executions finished",
@@ -100,6 +121,14 @@ export class LifecycleMetrics extends Effect.Service<LifecycleMetrics>()("@kubem
         }),
       analysisFailed: (reason: string, subReason: string) =>
         Effect.sync(() => analysisFailures.inc({ reason, sub_reason: subReason })),
+      regoEvaluation: (outcome: string, degraded: boolean) =>
+        Effect.sync(() => regoEvaluations.inc({ outcome, degraded: String(degraded) })),
+      signalProcessingPhase: (phase: string, result: string, seconds: number) =>
+        Effect.sync(() => {
+          spProcessed.inc({ phase, result })
+          spDuration.observe({ phase }, seconds)
+        }),
+      enrichmentError: (errorType: string) => Effect.sync(() => enrichmentErrors.inc({ error_type: errorType })),
       executionFinished: (outcome: string) => Effect.sync(() => executions.inc({ outcome }))
     } as const
   })

@@ -1,6 +1,6 @@
 /**
  * The front of the pipeline: `Pending` (first sight: start time, timeout config, routing before analysis),
- * `Processing` (the SignalProcessing child, enriched in place: environment and priority from the signal), and
+ * `Processing` (the SignalProcessing child, which the signal-processing controller enriches and classifies), and
  * `Analyzing` (the AIAnalysis child, driven by the analysis controller, and what its result means for the RR).
  */
 import { formatGoDuration } from "@kubemend/core/Config"
@@ -10,6 +10,7 @@ import type { Reconciled } from "../Controller.ts"
 import { requestApproval } from "./Approval.ts"
 import { block } from "./Blocking.ts"
 import { manualReview } from "./Escalation.ts"
+import type { KubeObject } from "@kubemend/core/K8s"
 import {
   type AIAnalysis,
   childMeta,
@@ -70,21 +71,39 @@ export const onProcessing = (env: Env, rr: RemediationRequest, now: number) =>
             fingerprint: rr.spec.signalFingerprint,
             severity: rr.spec.severity ?? "unknown",
             targetResource: rr.spec.targetResource,
-            ...(rr.spec.signalLabels === undefined ? {} : { labels: rr.spec.signalLabels })
+            ...(rr.spec.signalLabels === undefined ? {} : { labels: rr.spec.signalLabels }),
+            ...(rr.spec.signalAnnotations === undefined ? {} : { annotations: rr.spec.signalAnnotations })
           }
         }
       })
       yield* env.metrics.childCreated(namespace, "SignalProcessing")
+      yield* patchStatus(env, rr, { signalProcessingRef: { kind: "SignalProcessing", name, namespace } })
+      // The signal-processing controller enriches and classifies it; its change brings the RR back here.
+      return { requeueAfter: env.config.pollInterval } satisfies Reconciled
     }
-    if (Option.isNone(existing) || statusField(existing.value, "phase") !== "Completed") {
-      const severity = rr.spec.severity ?? "unknown"
-      yield* env.k8s.patchCrStatus("signalprocessings", name, {
-        phase: "Completed",
-        environment: rr.spec.signalLabels?.["environment"] ?? "unknown",
-        priority: rr.spec.signalLabels?.["priority"] ?? priorityBySeverity[severity] ?? "P2",
-        severity,
-        completedAt: iso(now)
+    const sp = existing.value
+    switch (statusField(sp, "phase")) {
+      case "Completed":
+        break
+      case "Failed": {
+        const message = statusField(sp, "message")
+        yield* transition(env, rr, now, "Failed", {
+          failurePhase: "SignalProcessing",
+          failureReason: typeof message === "string" ? message : "signal processing failed"
+        })
+        return {}
+      }
+      default:
+        return { requeueAfter: env.config.pollInterval } satisfies Reconciled
+    }
+    if (statusField(sp, "actionable") === false) {
+      const moved = yield* transition(env, rr, now, "Completed", {
+        outcome: "NoActionRequired",
+        signalProcessingRef: { kind: "SignalProcessing", name, namespace },
+        message: "policy.rego classified the signal as not actionable"
       })
+      if (moved) yield* env.metrics.noAction(namespace, "NotActionable")
+      return {}
     }
     const ai = yield* ensureAnalysis(env, rr)
     yield* transition(env, rr, now, "Analyzing", {
@@ -94,6 +113,22 @@ export const onProcessing = (env: Env, rr: RemediationRequest, now: number) =>
     })
     return now0
   })
+
+/** What the SignalProcessing found, as the analysis request's signal context takes it. */
+const signalContextOf = (rr: RemediationRequest, sp: Option.Option<KubeObject>) => {
+  const field = (key: string) => Option.getOrUndefined(Option.map(sp, (o) => statusField(o, key)))
+  const text = (key: string, fallback: string) => {
+    const v = field(key)
+    return typeof v === "string" && v !== "" ? v : fallback
+  }
+  const severity = rr.spec.severity ?? "unknown"
+  const enrichment = field("enrichmentResults")
+  return {
+    environment: text("environment", rr.spec.signalLabels?.["environment"] ?? "unknown"),
+    businessPriority: text("priority", rr.spec.signalLabels?.["priority"] ?? priorityBySeverity[severity] ?? "P2"),
+    enrichmentResults: typeof enrichment === "object" && enrichment !== null ? (enrichment as Record<string, unknown>) : { kubernetesContext: { degradedMode: true } }
+  }
+}
 
 /**
  * The RR's current analysis: an unfinished one is adopted (a retried reconcile finds its own create), otherwise a
@@ -110,6 +145,7 @@ const ensureAnalysis = (env: Env, rr: RemediationRequest) =>
     while (mine.some((a) => a.metadata.name === names.aiAnalysis(rr.metadata.name, attempt))) attempt++
     const name = names.aiAnalysis(rr.metadata.name, attempt)
     const target = rr.spec.targetResource
+    const context = signalContextOf(rr, yield* getRaw(env.k8s, "signalprocessings", names.signalProcessing(rr.metadata.name)))
     const created = yield* ensure(env.k8s, "aianalyses", {
       metadata: childMeta(rr, name, env.k8s.apiGroup, env.k8s.namespace),
       spec: {
@@ -121,7 +157,7 @@ const ensureAnalysis = (env: Env, rr: RemediationRequest) =>
             severity: rr.spec.severity ?? "unknown",
             signalName: rr.spec.signalName,
             signalMode: "reactive",
-            environment: rr.spec.signalLabels?.["environment"] ?? "unknown",
+            ...context,
             targetResource: target,
             ...(rr.spec.signalAnnotations === undefined ? {} : { signalAnnotations: rr.spec.signalAnnotations })
           },

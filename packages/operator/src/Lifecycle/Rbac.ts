@@ -55,8 +55,11 @@ export const lifecycleRbac = (apiGroup: string = DefaultApiGroup): ReadonlyArray
     status("remediationapprovalrequests", "approval: requiredBy/timeRemaining, Expired decision"),
     cr("workflowexecutions", ["get", "list", "watch", "create", "delete"], "execution: created when approved, watched for completion; routing (ResourceBusy, RecentlyRemediated); GC"),
     status("workflowexecutions", "cascade: Failed (the local platform's simulator also completes them)"),
-    cr("signalprocessings", ["get", "list", "create", "delete"], "Processing: one per RR; cascade, GC"),
-    status("signalprocessings", "Processing: classification; cascade: Failed"),
+    cr("signalprocessings", ["get", "list", "watch", "create", "delete"], "Processing: one per RR, watched by the signal-processing controller; cascade, GC"),
+    status("signalprocessings", "signal processing: enrichment and classification; cascade: Failed"),
+    { group: "autoscaling", resource: "horizontalpodautoscalers", verbs: ["list"], why: "signal processing: whether an HPA scales the target (hpaEnabled)" },
+    { group: "policy", resource: "poddisruptionbudgets", verbs: ["list"], why: "signal processing: whether a PDB protects the target's pods (pdbProtected)" },
+    { group: "", resource: "configmaps", verbs: ["get"], why: "policy sync: policy.rego and approval.rego from the ConfigMaps the platform CR names" },
     cr("effectivenessassessments", ["get", "list", "create", "delete"], "Verifying: one per executed RR; GC"),
     status("effectivenessassessments", "Verifying: assessAfter, then the assessment"),
     cr("notificationrequests", ["get", "list", "watch", "create", "delete"], "escalations, approvals waiting; GC; the notification controller watches and delivers them"),
@@ -67,13 +70,13 @@ export const lifecycleRbac = (apiGroup: string = DefaultApiGroup): ReadonlyArray
       { group: apiGroup, resource: plural, verbs: ["get", "list", "watch", "patch"], why: "catalog: watched into the storage catalog; patch adds and removes its finalizer" },
       { group: apiGroup, resource: `${plural}/status`, verbs: ["patch"], why: "catalog: workflow id, content hash, catalog status and the Registered condition" }
     ]),
-    { group: "", resource: "namespaces", verbs: ["get"], why: "routing: the target namespace's managed label (UnmanagedResource)" },
+    { group: "", resource: "namespaces", verbs: ["get"], why: "routing: the target namespace's managed label (UnmanagedResource); signal processing: its labels" },
     ...managedTargetResources.flatMap(({ group, resources }) =>
       resources.map((resource): LifecycleAccess => ({
         group,
         resource,
         verbs: ["get"],
-        why: "routing: the target's own managed label when its namespace has none"
+        why: "routing: the target's own managed label when its namespace has none; signal processing: workload and owner chain"
       }))
     )
   ]

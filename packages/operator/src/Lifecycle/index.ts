@@ -29,6 +29,10 @@ import { LifecycleConfig, type LifecycleOverrides } from "./LifecycleConfig.ts"
 import { LifecycleMetrics } from "./LifecycleMetrics.ts"
 import { OrchestratorReconciler } from "./Orchestrator.ts"
 import { PlatformSettings } from "./PlatformSettings.ts"
+import { OpaClient } from "../Policy/OpaClient.ts"
+import { PolicyEngine } from "../Policy/PolicyEngine.ts"
+import { PolicySyncLive } from "../Policy/PolicySync.ts"
+import { SignalProcessingReconciler } from "./SignalProcessing.ts"
 import { SignalsLive } from "./Signals.ts"
 import { ExecutionSimulator } from "./Simulator.ts"
 import { ManagedTargets } from "./Targets.ts"
@@ -42,6 +46,7 @@ export { OrchestratorReconciler } from "./Orchestrator.ts"
 export { applyPlatformSpec, PlatformSettings } from "./PlatformSettings.ts"
 export { type LifecycleAccess, LifecycleRbac, lifecycleRbac, managedTargetResources } from "./Rbac.ts"
 export { runSignals, SignalsLive } from "./Signals.ts"
+export { SignalProcessingReconciler } from "./SignalProcessing.ts"
 export { ExecutionSimulator } from "./Simulator.ts"
 export { ManagedTargets } from "./Targets.ts"
 
@@ -53,6 +58,11 @@ const ControllersLive = Layer.scopedDiscard(
   })
 )
 
+/** Policies from the platform CR's ConfigMaps into the engine, with the lifecycle. */
+const PoliciesLive = Layer.unwrapEffect(
+  Effect.map(LifecycleConfig, (config) => (config.enabled ? PolicySyncLive : Layer.empty))
+)
+
 /** The notification controller with the lifecycle (it delivers what the orchestrator asks for). */
 const NotificationsLive = Layer.unwrapEffect(
   Effect.map(LifecycleConfig, (config) => (config.enabled ? NotificationControllerLive : Layer.empty))
@@ -62,8 +72,13 @@ const NotificationsLive = Layer.unwrapEffect(
 const ReconcilersLive = Layer.mergeAll(
   OrchestratorReconciler.Default,
   AnalysisReconciler.Default,
-  ExecutionSimulator.Default
-).pipe(Layer.provide(Layer.mergeAll(LifecycleMetrics.Default, ManagedTargets.layerCluster, AgentClient.layer, PlatformSettings.Default)))
+  SignalProcessingReconciler.Default,
+  ExecutionSimulator.Default,
+  PoliciesLive
+).pipe(
+  Layer.provide(PolicyEngine.layer),
+  Layer.provide(Layer.mergeAll(LifecycleMetrics.Default, ManagedTargets.layerCluster, AgentClient.layer, PlatformSettings.Default, OpaClient.layer))
+)
 
 /**
  * Controllers that talk to the storage service: the catalog controller (RemediationWorkflow and ActionType

@@ -4,6 +4,7 @@
  * Secrets and ConfigMaps it references, so the operator's validation passes exactly as in a cluster.
  */
 import { personaGroup, personas } from "@kubemend/core/Personas"
+import { defaultPolicies } from "../Policy/Defaults.ts"
 
 export interface LocalLlm {
   readonly provider: string
@@ -99,12 +100,12 @@ export const referencedObjects = (llm: LocalLlm) => [
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: { name: "approval-policy", namespace },
-    data: { "approval.rego": "package approval\ndefault require_approval := false\n" }
+    data: { "approval.rego": defaultPolicies["approval.rego"] }
   },
   {
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: { name: "sp-policy", namespace },
-    data: { "policy.rego": "package signalprocessing\ndefault priority := \"P2\"\n" }
+    data: { "policy.rego": defaultPolicies["policy.rego"] }
   }
 ]

@@ -3,6 +3,7 @@ import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@
 import { DevKube } from "@kubemend/core/devkit/kube/index"
 import { make as makeIssuer } from "@kubemend/core/devkit/Issuer"
 import { make as makeAlerts } from "@kubemend/core/devkit/Alerts"
+import { make as makeOpa } from "@kubemend/core/devkit/Opa"
 import * as ScriptedLlm from "@kubemend/core/devkit/ScriptedLlm"
 import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { noConsole, personas } from "@kubemend/core/Personas"
@@ -93,6 +94,9 @@ export const localPlatform = Effect.gen(function* () {
   const issuer = yield* makeIssuer({ port: ports.issuer, audience })
   const llmServer = yield* ScriptedLlm.scoped({ port: ports.llm, scripts: localScripts })
   const alerts = yield* makeAlerts({ port: ports.alerts })
+  // The policy engine: OPA's REST API over the in-process Rego subset (no OPA binary here); the operator loads it
+  // with policy.rego and approval.rego from the CR's ConfigMaps, as it loads OPA in a cluster.
+  const opa = yield* makeOpa()
   const llm = llmFrom(process.env, llmServer.url)
 
   const cr = paced(platformCr(issuer.url, llm, alerts.url), pace.stabilization)
@@ -176,6 +180,7 @@ export const localPlatform = Effect.gen(function* () {
       apiGroup,
       agentUrl: url(ports.agent.port),
       agentToken: Option.some(Redacted.make(identities.operator.token)),
+      policy: { url: opa.url },
       simulator: { enabled: true, completeAfter: pace.execution },
       // The demo's alerts go through the signal service (below), not straight into the cluster.
       signals: { enabled: false, namespace: demoNamespace },
