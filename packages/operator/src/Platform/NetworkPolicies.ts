@@ -1,13 +1,14 @@
 /**
  * Network policies of the platform namespace when `networkPolicies.enabled`: default-deny ingress, then the paths
  * between services (gateway -> agent, gateway/agent/migration -> storage, console -> gateway, and the operator's
- * lifecycle controllers -> agent and storage, from whichever namespace the operator runs in), scraping from the
+ * lifecycle controllers -> agent, storage and the policy engine, from whichever namespace the operator runs in), scraping from the
  * monitoring namespace, outside traffic to the gateway from `gatewayIngressNamespaces` (any namespace when unset),
  * and the pods' egress: DNS, the API server (`apiServerCIDR`, else the discovered endpoint addresses), PostgreSQL,
  * monitoring and HTTPS.
  */
 import type { KubeObject } from "@kubemend/core/K8s"
 import type { PlatformSpec } from "@kubemend/core/domain/Platform/index"
+import { opaPodSelector, opaPort } from "./Opa.ts"
 import { apiPorts, consolePort, metricsPort, ownerLabels, ownerReference, podSelector, type ServiceName } from "./Names.ts"
 
 export interface NetworkPolicyContext {
@@ -27,6 +28,7 @@ export const networkPolicyNames = [
   "kubemend-gateway-ingress",
   "kubemend-agent-ingress",
   "kubemend-storage-ingress",
+  "kubemend-opa-ingress",
   "kubemend-console-ingress",
   "kubemend-metrics-ingress",
   "kubemend-egress"
@@ -72,6 +74,12 @@ export const renderNetworkPolicies = (spec: PlatformSpec, ctx: NetworkPolicyCont
       ...pods("storage"),
       policyTypes: ["Ingress"],
       ingress: [{ from: [pods("gateway"), pods("agent"), operatorPods], ports: [tcp(apiPorts.storage)] }]
+    }),
+    // The policy engine takes policies and evaluations from the operator only.
+    policy("kubemend-opa-ingress", {
+      podSelector: { matchLabels: opaPodSelector(instance) },
+      policyTypes: ["Ingress"],
+      ingress: [{ from: [operatorPods], ports: [tcp(opaPort)] }]
     }),
     ...(spec.console.enabled
       ? [policy("kubemend-console-ingress", { ...pods("console"), policyTypes: ["Ingress"], ingress: [{ ports: [tcp(consolePort)] }] })]

@@ -30,6 +30,7 @@ import { renderClusterRbac } from "./Rbac.ts"
 import { renderConsoleConfig, renderServiceConfigs } from "./RenderConfig.ts"
 import { type ConditionInput, deploymentReadiness, mergeConditions, servicesPhase, storedStatus, toServiceStatus, worldConditions } from "./Status.ts"
 import { validateReferences } from "./Validate.ts"
+import { renderOpa } from "./Opa.ts"
 import { renderWorkloads } from "./Workloads.ts"
 
 export type ReconcileError = K8sUnavailable | K8sNotFound | K8sConflict
@@ -135,10 +136,10 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
       // 4. Compute the desired state from the spec.
       const renderCtx = { namespace, apiGroup, toolPrefix: config.toolPrefix }
       const configs = renderServiceConfigs(spec, renderCtx)
-      const workloads = renderWorkloads(spec, {
+      const workloads = [...renderWorkloads(spec, {
         cr, apiGroup, image: config.image, consoleImage: config.consoleImage, configs,
         ...(spec.console.enabled ? { consoleConfig: renderConsoleConfig(spec, renderCtx) } : {})
-      })
+      }), ...renderOpa(spec, { cr, apiGroup })]
       const rbac = renderClusterRbac(spec, { namespace, name, apiGroup, toolPrefix: config.toolPrefix, operator: config.serviceAccount })
       const policies = renderNetworkPolicies(spec, {
         cr, apiGroup,
