@@ -1,19 +1,14 @@
 /**
  * The gateway of the A2A, status-stream and card tests: the bridge's own test infrastructure (dev issuer, dev API
  * server with persona RBAC and demo RRs, fake metrics backend), the routes of this folder mounted through
- * `gatewayListeners`, the scripted LLM server as the loop's model and the triage model, and a fake investigation
- * agent whose sessions finish after a few status polls (so `svc_investigate` has something to wait for). Each
+ * `gatewayListeners`, the scripted LLM server as the loop's model and the triage model, and the fake investigation
+ * agent (the one held to the agent contract) whose analyses answer after a few status polls (so `svc_investigate`
+ * has something to wait for). Each
  * gateway can be shut down on its own (`shutdown`) to test the drain.
  */
 import { HttpServer } from "@effect/platform"
 import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
-import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Scope } from "effect"
-import { randomUUID } from "node:crypto"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { AuthConfig } from "@kubemend/core/Auth"
 import { type Script, scoped as scriptedLlm, type ScriptedLlmServer } from "@kubemend/core/devkit/ScriptedLlm"
 import * as K8sLive from "@kubemend/core/K8s/Live"
@@ -28,6 +23,7 @@ import { RecordedAudit } from "../src/GatewayAudit.ts"
 import { GatewayConfig, type GatewayOverrides } from "../src/GatewayConfig.ts"
 import { GatewayStorage } from "../src/GatewayStorage.ts"
 import { StatusConfig, type StatusSettings, statusServices } from "../src/Status/index.ts"
+import { type FakeAgent, makeFakeAgent } from "./support/FakeAgent.ts"
 import { Infra } from "./support/Harness.ts"
 import { namespace } from "./support/Seed.ts"
 import { storageSeed } from "./support/StorageSeed.ts"
@@ -35,85 +31,13 @@ import { storageSeed } from "./support/StorageSeed.ts"
 export { Infra, InfraLive, token } from "./support/Harness.ts"
 export { namespace } from "./support/Seed.ts"
 
-interface InvestigatingAgent {
-  readonly url: string
-  /** Tool calls received, in order. */
-  readonly calls: Array<{ readonly tool: string; readonly args: Record<string, unknown> }>
-  readonly close: () => Promise<void>
-}
-
-/**
- * An agent MCP server whose investigations behave like the real agent's: the session stays `active`, its
- * `analysis` reads `running` for `pollsUntilDone` `follow`/`status` calls, then `answered` with the RCA summary.
- */
-const investigatingAgent = (pollsUntilDone: number) =>
-  Effect.acquireRelease(
-    Effect.promise(async (): Promise<InvestigatingAgent> => {
-      const calls: InvestigatingAgent["calls"] = []
-      const polls = new Map<string, number>()
-      const transports = new Map<string, StreamableHTTPServerTransport>()
-      const answer = (args: Record<string, unknown>) => {
-        const rr = String(args.rr_id ?? "")
-        if (args.action === "start") return { session_id: `ka-${rr}`, status: "active", analysis: "running", message: "investigation started; the opening analysis continues" }
-        if (args.action === "status" || args.action === "follow") {
-          const n = (polls.get(rr) ?? 0) + 1
-          polls.set(rr, n)
-          return n < pollsUntilDone
-            ? { session_id: `ka-${rr}`, status: "active", analysis: "running" }
-            : { session_id: `ka-${rr}`, status: "active", analysis: "answered", summary: `RCA for ${rr}: the memory limit is too low` }
-        }
-        return { session_id: `ka-${rr}`, status: "active" }
-      }
-      const newServer = () => {
-        const server = new Server({ name: "investigating-agent", version: "1" }, { capabilities: { tools: {}, logging: {} } })
-        server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: "svc_investigate", inputSchema: { type: "object" as const } }] }))
-        server.setRequestHandler(CallToolRequestSchema, async (request) => {
-          const args = (request.params.arguments ?? {}) as Record<string, unknown>
-          calls.push({ tool: request.params.name, args })
-          if (args.action === "start") {
-            setTimeout(() => void server.sendLoggingMessage({ level: "info", logger: "kubemend-interactive", data: { message: `investigating ${String(args.rr_id)}` } }).catch(() => undefined), 5)
-          }
-          return { content: [{ type: "text", text: JSON.stringify(answer(args)) }] }
-        })
-        return server
-      }
-      const http = createServer((req, res) => {
-        void (async () => {
-          const id = req.headers["mcp-session-id"]
-          let transport = typeof id === "string" ? transports.get(id) : undefined
-          if (transport === undefined) {
-            const created = new StreamableHTTPServerTransport({
-              sessionIdGenerator: () => randomUUID(),
-              onsessioninitialized: (sid) => void transports.set(sid, created)
-            })
-            transport = created
-            await newServer().connect(created)
-          }
-          await transport.handleRequest(req, res)
-        })()
-      })
-      await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", () => resolve()))
-      const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`
-      return {
-        url,
-        calls,
-        close: () =>
-          new Promise<void>((resolve) => {
-            for (const t of transports.values()) void t.close()
-            http.closeAllConnections()
-            http.close(() => resolve())
-          })
-      }
-    }),
-    (agent) => Effect.promise(() => agent.close())
-  )
 
 export interface TestGateway {
   readonly url: string
   readonly healthUrl: string
   readonly audit: Context.Tag.Service<RecordedAudit>
   readonly llm: ScriptedLlmServer
-  readonly agent: InvestigatingAgent
+  readonly agent: FakeAgent
   readonly context: Context.Context<never>
   /** Shuts the gateway down as SIGTERM does (drain, then listeners and services close); the test scope would too. */
   readonly shutdown: Effect.Effect<void>
@@ -134,7 +58,7 @@ export const startTestGateway = (options: TestGatewayOptions = {}): Effect.Effec
     const { issuer, kube, alerts } = yield* Infra
     const { scripts, a2a, status, triage, pollsUntilDone, drainTimeout, ...overrides } = options
     const llm = yield* scriptedLlm({ scripts: scripts ?? [] })
-    const agent = yield* investigatingAgent(pollsUntilDone ?? 2)
+    const agent = yield* makeFakeAgent({ pollsUntilAnswered: pollsUntilDone ?? 2 })
     const config = GatewayConfig.layer({
       interactiveEnabled: true,
       severityTriageEnabled: true,

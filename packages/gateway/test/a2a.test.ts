@@ -142,7 +142,7 @@ layer(InfraLive, { excludeTestServices: true })("A2A agent", (it) => {
         const reply = JSON.parse(toolReply(gw, "why is checkout crashing?"))
         assert.deepInclude(reply, { rr_id: "rr-checkout-crash", status: "completed", summary: "RCA for rr-checkout-crash: the memory limit is too low" })
         // The tool call only answered after the third follow found the analysis answered.
-        const actions = gw.agent.calls.map((c) => c.args.action)
+        const actions = gw.agent.calls().map((c) => c.args.action)
         assert.deepStrictEqual(actions, ["start", "follow", "follow", "follow"])
         const entries = yield* gw.audit.entries
         assert.includeMembers(entries.map((e) => e.type), ["triage.started", "ka.delegated", "ka.result_received", "session.completed", "triage.completed"])

@@ -123,7 +123,7 @@ layer(InfraLive, { excludeTestServices: true })("access", (it) => {
       // A first agent call opens the session's link (and its event stream) to the agent.
       const toolCall = (id: number, name: string, args: Record<string, unknown>) =>
         JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } })
-      yield* raw(`${gw.url}/mcp`, { method: "POST", headers: session, token: sre, body: toolCall(8, "svc_status", { rr_id: "rr-checkout-crash" }) })
+      yield* raw(`${gw.url}/mcp`, { method: "POST", headers: session, token: sre, body: toolCall(8, "svc_investigate", { rr_id: "rr-checkout-crash" }) })
       yield* Effect.sleep("300 millis")
       const flood = yield* raw(`${gw.url}/mcp`, {
         method: "POST", headers: session, token: sre,

@@ -16,6 +16,7 @@ layer(InfraLive, { excludeTestServices: true })("agent deadlines", (it) => {
         breaker: { failureThreshold: 2 }
       })
       const c = yield* connect(gw.url, yield* token("sre"))
+      assert.isFalse((yield* call(c, "svc_investigate", { rr_id: "rr-checkout-crash" })).isError)
       // svc_status has the global 300 ms: three slow answers are three timeouts.
       for (let i = 0; i < 3; i++) {
         const slow = yield* call(c, "svc_status", { rr_id: "rr-checkout-crash", message: "slow:800" })

@@ -1,14 +1,20 @@
 /**
- * A stand-in for the investigation agent's MCP server (`/api/v1/mcp`, tools `svc_investigate`,
- * `svc_select_workflow`, `svc_complete_no_action`) until the real agent is wired into these tests. It records
- * every call with the headers the gateway sent and answers with scripted results; `stop()` takes it offline.
+ * A stand-in for the investigation agent's interactive MCP server (`/api/v1/mcp`, tools `svc_investigate`,
+ * `svc_select_workflow`, `svc_complete_no_action`) that passes the same contract suite as the real agent
+ * (agent-contract.test.ts): one session per RR held by the user who started it (another user's start answers
+ * `session_active`, their other actions are refused until they take over), sessions that stay `active` after their
+ * analysis answered until completed or cancelled, and live events only while a call is open (sent before its
+ * answer, as the real agent does). The acting user is the one the gateway names (`acting_user`). It records every
+ * call with the headers the gateway sent; `stop()` takes it offline. Test knobs: `slow:<ms>` as a message delays
+ * the answer, `flood:<n>` sends n large events during the call, `pollsUntilAnswered` keeps a started analysis
+ * `running` for that many `status`/`follow` calls.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
-import { createServer, type IncomingMessage, type Server as HttpServer } from "node:http"
+import { createServer, type Server as HttpServer } from "node:http"
 import type { AddressInfo } from "node:net"
 
 interface AgentCall {
@@ -26,124 +32,198 @@ export interface FakeAgent {
   readonly start: () => Promise<void>
 }
 
+export interface FakeAgentOptions {
+  readonly pollsUntilAnswered?: number
+}
+
 const workflows = [
   { workflow_id: "wf-restart", name: "restart-deployment", description: "Rolling restart", kind: "Deployment", parameters: [] },
   { workflow_id: "wf-scale", name: "scale-deployment", description: "Scale replicas", kind: "Deployment", parameters: [{ name: "replicas", type: "integer", description: "target replicas", required: true, default: 3 }] },
   { workflow_id: "wf-evict", name: "evict-pod", description: "Evict a pod", kind: "Pod", parameters: [] }
 ]
 
-const answer = (tool: string, args: Record<string, unknown>) => {
-  const rr = String(args.rr_id ?? "")
-  const session = `ka-${rr}`
-  if (tool === "svc_select_workflow") return { status: "selected", message: `workflow ${String(args.workflow_id)} selected for ${rr}` }
-  if (tool === "svc_complete_no_action") {
-    return args.escalation_reason === undefined
-      ? { session_id: session, status: "completed_no_action" }
-      : { session_id: session, status: "escalated", message: String(args.escalation_reason) }
-  }
-  switch (args.action) {
-    case "start":
-      return { session_id: session, status: "active", summary: `investigation of ${rr} started` }
-    case "message":
-      return { session_id: session, status: "active", message: `ack: ${String(args.message)}` }
-    case "discover_workflows":
-      return { workflows, count: workflows.length }
-    case "status":
-      return { session_id: session, status: "active" }
-    case "complete":
-      return { session_id: session, status: "completed", message: "remediation pipeline triggered" }
-    case "cancel":
-      return { session_id: session, status: "cancelled" }
-    case "reconnect":
-      return { session_id: session, status: "active", message: "reconnected" }
-    default:
-      return undefined
-  }
+const actions = new Set(["start", "message", "complete", "cancel", "takeover", "status", "reconnect", "discover_workflows", "start_autonomous", "follow"])
+
+interface Session {
+  readonly id: string
+  holder: string
+  status: "active" | "cancelled" | "completed" | "completed_no_action" | "escalated"
+  polls: number
+  selected: string | undefined
 }
+
+class Refused extends Error {}
 
 const headersOf = (headers: Record<string, string | Array<string> | undefined>) =>
   Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(",") : v]))
 
-export const startFakeAgent = Effect.acquireRelease(
-  Effect.promise(async (): Promise<FakeAgent & { close: () => Promise<void> }> => {
-    const calls: Array<AgentCall> = []
-    const transports = new Map<string, StreamableHTTPServerTransport>()
+export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
+  Effect.acquireRelease(
+    Effect.promise(async (): Promise<FakeAgent & { close: () => Promise<void> }> => {
+      const calls: Array<AgentCall> = []
+      const sessions = new Map<string, Session>()
+      const transports = new Map<string, StreamableHTTPServerTransport>()
+      const pollsUntilAnswered = options.pollsUntilAnswered ?? 0
 
-    const newServer = () => {
-      const server = new Server({ name: "fake-agent", version: "1" }, { capabilities: { tools: {}, logging: {} } })
-      server.setRequestHandler(ListToolsRequestSchema, async () => ({
-        tools: ["svc_investigate", "svc_select_workflow", "svc_complete_no_action"].map((name) => ({
-          name, inputSchema: { type: "object" as const }
-        }))
-      }))
-      server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-        const args = (request.params.arguments ?? {}) as Record<string, unknown>
-        const headers = (extra.requestInfo?.headers ?? {}) as Record<string, string | Array<string> | undefined>
-        calls.push({ tool: request.params.name, args, headers: headersOf(headers) })
-        const result = answer(request.params.name, args)
-        if (result === undefined) return { content: [{ type: "text", text: `unknown action ${String(args.action)}` }], isError: true }
-        const slow = /^slow:(\d+)$/.exec(String(args.message ?? ""))
-        // A slow answer (an LLM turn that takes long), for the deadline tests.
-        if (slow !== null) await new Promise((r) => setTimeout(r, Number(slow[1])))
-        const flood = /^flood:(\d+)$/.exec(String(args.message ?? ""))
-        if (flood !== null) {
-          // Many large live events, for the slow-reader test.
-          const padding = "x".repeat(64 * 1024)
-          setTimeout(async () => {
-            for (let i = 0; i < Number(flood[1]); i++) {
-              await server.sendLoggingMessage({ level: "info", logger: "kubemend-interactive", data: { i, padding } }).catch(() => undefined)
-            }
-          }, 10)
-        }
-        if (args.action === "start") {
-          // A live event after the start answered: the gateway forwards it to its caller's session.
-          setTimeout(() => void server.sendLoggingMessage({ level: "info", logger: "kubemend-interactive", data: { event: "progress", rr_id: args.rr_id } }).catch(() => undefined), 20)
-        }
-        return { content: [{ type: "text", text: JSON.stringify(result) }] }
-      })
-      return server
-    }
-
-    const handler = async (req: IncomingMessage, res: import("node:http").ServerResponse) => {
-      const id = req.headers["mcp-session-id"]
-      let transport = typeof id === "string" ? transports.get(id) : undefined
-      if (transport === undefined) {
-        transport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          enableJsonResponse: true,
-          onsessioninitialized: (sid) => void transports.set(sid, transport!)
-        })
-        await newServer().connect(transport)
+      const summary = (rr: string) => `RCA for ${rr}: the memory limit is too low`
+      const view = (rr: string, s: Session, extra: Record<string, unknown> = {}) => {
+        const answered = s.polls >= pollsUntilAnswered
+        return { session_id: s.id, rr_id: rr, status: s.status, holder: s.holder, analysis: answered ? "answered" : "running", ...(answered ? { summary: summary(rr) } : {}), ...extra }
       }
-      await transport.handleRequest(req, res)
-    }
+      const open = (rr: string) => {
+        const s = sessions.get(rr)
+        return s !== undefined && s.status === "active" ? s : undefined
+      }
+      /** The caller's own open session, as the real agent's `held`. */
+      const held = (rr: string, user: string) => {
+        const s = open(rr)
+        if (s === undefined) throw new Refused(`no interactive session for ${rr}; use action start`)
+        if (s.holder !== user) throw new Refused(`${s.holder} holds this session; use action takeover`)
+        return s
+      }
+      const fresh = (rr: string, user: string): Session => {
+        const s: Session = { id: randomUUID(), holder: user, status: "active", polls: 0, selected: undefined }
+        sessions.set(rr, s)
+        return s
+      }
 
-    let http: HttpServer | undefined
-    let port = 0
-    const start = () =>
-      new Promise<void>((resolve) => {
-        http = createServer((req, res) => void handler(req, res))
-        http.listen(port, "127.0.0.1", () => {
-          port = (http!.address() as AddressInfo).port
-          resolve()
+      const answer = (tool: string, args: Record<string, unknown>, user: string): Record<string, unknown> => {
+        const rr = String(args.rr_id ?? "")
+        if (tool === "svc_select_workflow") {
+          const s = held(rr, user)
+          s.selected = String(args.workflow_id)
+          return view(rr, s, { status: "selected", workflow_id: s.selected, message: `workflow ${s.selected} selected for ${rr}` })
+        }
+        if (tool === "svc_complete_no_action") {
+          const s = held(rr, user)
+          const escalated = typeof args.escalation_reason === "string" && args.escalation_reason.trim() !== ""
+          s.status = escalated ? "escalated" : "completed_no_action"
+          return view(rr, s, { message: escalated ? String(args.escalation_reason) : "investigation completed no action" })
+        }
+        switch (args.action) {
+          case "start": {
+            const current = open(rr)
+            if (current !== undefined && current.holder !== user) return { session_id: current.id, rr_id: rr, status: "session_active", holder: current.holder }
+            return view(rr, current ?? fresh(rr, user), { message: "investigation started" })
+          }
+          case "takeover": {
+            const current = open(rr)
+            if (current === undefined) return view(rr, fresh(rr, user), { message: "investigation started" })
+            current.holder = user
+            return view(rr, current, { message: "taken over" })
+          }
+          case "message":
+            return view(rr, held(rr, user), { message: `ack: ${String(args.message ?? "")}` })
+          case "discover_workflows":
+            held(rr, user)
+            return { session_id: sessions.get(rr)!.id, rr_id: rr, status: "active", workflows, count: workflows.length }
+          case "status":
+          case "follow": {
+            const s = sessions.get(rr)
+            if (s === undefined) return { rr_id: rr, status: "disconnected", message: "no interactive session on this agent" }
+            s.polls++
+            return view(rr, s)
+          }
+          case "reconnect": {
+            const s = open(rr)
+            if (s === undefined) throw new Refused(`no open interactive session for ${rr}; use action start`)
+            if (s.holder !== user) return { session_id: s.id, rr_id: rr, status: "session_active", holder: s.holder }
+            return view(rr, s, { message: "reconnected" })
+          }
+          case "complete": {
+            const s = held(rr, user)
+            if (s.selected === undefined) throw new Refused("no workflow selected: use discover_workflows and svc_select_workflow before completing")
+            s.status = "completed"
+            return view(rr, s, { message: "investigation completed" })
+          }
+          case "cancel": {
+            const s = held(rr, user)
+            s.status = "cancelled"
+            return view(rr, s, { message: "investigation cancelled; the lease is released" })
+          }
+          case "start_autonomous":
+            return { session_id: randomUUID(), rr_id: rr, status: "started" }
+          default:
+            throw new Refused(`invalid arguments: action must be one of ${[...actions].join(", ")}`)
+        }
+      }
+
+      const newServer = () => {
+        const server = new Server({ name: "fake-agent", version: "1" }, { capabilities: { tools: {}, logging: {} } })
+        server.setRequestHandler(ListToolsRequestSchema, async () => ({
+          tools: ["svc_investigate", "svc_select_workflow", "svc_complete_no_action"].map((name) => ({
+            name, inputSchema: { type: "object" as const }
+          }))
+        }))
+        server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+          const args = (request.params.arguments ?? {}) as Record<string, unknown>
+          const headers = headersOf((extra.requestInfo?.headers ?? {}) as Record<string, string | Array<string> | undefined>)
+          calls.push({ tool: request.params.name, args, headers })
+          const user = String(args.acting_user ?? headers["x-kubemend-user"] ?? "")
+          const event = (data: Record<string, unknown>) =>
+            extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend-interactive", data } }).catch(() => undefined)
+          const slow = /^slow:(\d+)$/.exec(String(args.message ?? ""))
+          if (slow !== null) await new Promise((r) => setTimeout(r, Number(slow[1])))
+          const flood = /^flood:(\d+)$/.exec(String(args.message ?? ""))
+          if (flood !== null) {
+            const padding = "x".repeat(64 * 1024)
+            for (let i = 0; i < Number(flood[1]); i++) await event({ event: "flood", i, padding })
+          }
+          try {
+            const result = answer(request.params.name, args, user)
+            // The events of a call go out while it is open, before its answer.
+            if (args.action === "start" || args.action === "message") await event({ event: "progress", rr_id: args.rr_id, message: `analysing ${String(args.rr_id)}` })
+            return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result }
+          } catch (e) {
+            if (!(e instanceof Refused)) throw e
+            return { content: [{ type: "text", text: e.message }], isError: true }
+          }
         })
-      })
-    const stop = () =>
-      new Promise<void>((resolve) => {
-        for (const t of transports.values()) void t.close()
-        transports.clear()
-        http?.closeAllConnections()
-        http?.close(() => resolve())
-      })
-    await start()
-    return {
-      url: `http://127.0.0.1:${port}`,
-      calls: () => calls,
-      clear: () => void calls.splice(0),
-      stop,
-      start,
-      close: stop
-    }
-  }),
-  (agent) => Effect.promise(() => agent.close())
-)
+        return server
+      }
+
+      let http: HttpServer | undefined
+      let port = 0
+      const start = () =>
+        new Promise<void>((resolve) => {
+          http = createServer((req, res) => {
+            void (async () => {
+              const id = req.headers["mcp-session-id"]
+              let transport = typeof id === "string" ? transports.get(id) : undefined
+              if (transport === undefined) {
+                const created = new StreamableHTTPServerTransport({
+                  sessionIdGenerator: () => randomUUID(),
+                  onsessioninitialized: (sid) => void transports.set(sid, created)
+                })
+                transport = created
+                await newServer().connect(created)
+              }
+              await transport.handleRequest(req, res)
+            })()
+          })
+          http.listen(port, "127.0.0.1", () => {
+            port = (http!.address() as AddressInfo).port
+            resolve()
+          })
+        })
+      const stop = () =>
+        new Promise<void>((resolve) => {
+          for (const t of transports.values()) void t.close()
+          transports.clear()
+          http?.closeAllConnections()
+          http?.close(() => resolve())
+        })
+      await start()
+      return {
+        url: `http://127.0.0.1:${port}`,
+        calls: () => calls,
+        clear: () => void calls.splice(0),
+        stop,
+        start,
+        close: stop
+      }
+    }),
+    (agent) => Effect.promise(() => agent.close())
+  )
+
+export const startFakeAgent = makeFakeAgent()
