@@ -6,6 +6,7 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option } from "effect"
 import { configErrorFromCause, formatConfigError, layerProvider } from "./Config.ts"
 import { jsonLogger, layerJson } from "./Logger.ts"
+import { DefaultMetricsPrefix, serviceNamespaces } from "./Metrics.ts"
 import { layerTracing } from "./Tracing.ts"
 
 export const runService = <E>(service: string, live: Layer.Layer<never, E, NodeContext.NodeContext>) => {
@@ -13,6 +14,7 @@ export const runService = <E>(service: string, live: Layer.Layer<never, E, NodeC
     Effect.provide(Layer.mergeAll(layerJson, layerTracing(service))),
     Effect.provide(layerProvider(service)),
     Effect.provide(NodeContext.layer),
+    Effect.provideService(DefaultMetricsPrefix, serviceNamespaces[service] ?? ""),
     Effect.annotateLogs("service", service),
     Effect.catchAllCause((cause) =>
       Option.match(configErrorFromCause(cause), {

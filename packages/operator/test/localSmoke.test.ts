@@ -4,6 +4,8 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { checkMetrics, externalTool } from "@kubemend/core/devkit/ExternalTool"
+import { serviceNamespaces } from "@kubemend/core/Metrics"
 import { describe, expect, it } from "vitest"
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
@@ -11,6 +13,8 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 
 const root = Path.resolve(__dirname, "..", "..", "..")
+const promtool = externalTool("promtool", ["--version"], "Debian's prometheus package")
+if (promtool.skip) console.warn(`localSmoke.test.ts: promtool checks skipped: ${promtool.missing}`)
 
 // LOCAL_SMOKE_BUILT=true runs the same journey on the output of `npm run build` (.ci/run does, after building):
 // the platform and every service it starts run as plain node on dist/, with no TypeScript tooling.
@@ -83,6 +87,19 @@ describe("local platform (npm start)", () => {
         headers: { Authorization: `Bearer ${stack.tokens.sre}` }
       })).json()
       expect(scoped.skills.length).toBeGreaterThan(0)
+      // Every service's scrape document: the default process series in the service's namespace, none unprefixed;
+      // the gateway's all af_ but audit_events_dropped_total (document 1); valid for Prometheus (promtool check
+      // metrics, when promtool is installed; required under CI).
+      for (const svc of ["gateway", "agent", "storage", "signals"] as const) {
+        const body = await (await fetch(`${stack[svc].metricsUrl}/metrics`)).text()
+        const names = [...new Set(body.split("\n").filter((l) => l !== "" && !l.startsWith("#")).map((l) => l.split(/[{ ]/)[0]!))]
+        const prefix = serviceNamespaces[svc]!
+        expect(names, svc).toContain(`${prefix}process_cpu_user_seconds_total`)
+        expect(names.filter((n) => /^(process|nodejs)_/.test(n)), svc).toEqual([])
+        if (svc === "gateway") expect(names.filter((n) => !n.startsWith("af_") && n !== "audit_events_dropped_total")).toEqual([])
+        // The agent's alignmentCircuitBreakerTotal is named by document 3 as the original exposes it.
+        if (!promtool.skip) checkMetrics(promtool, body, ["alignmentCircuitBreakerTotal"])
+      }
       // The summary's promised line: the operator took the platform CR to Running.
       const until = Date.now() + 120_000
       while (!/platform CR kubemend-system\/kubemend is Running/.test(output) && Date.now() < until) await new Promise((r) => setTimeout(r, 200))
