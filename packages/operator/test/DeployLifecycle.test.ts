@@ -15,6 +15,7 @@ import { make as makeOpa } from "@kubemend/core/devkit/Opa"
 import { defaultPolicies } from "../src/Policy/Defaults.ts"
 import { policyModules } from "../src/Policy/PolicySync.ts"
 import { fakeAgentToken, startFakeAgent, workflowResult } from "./lifecycleAgent.ts"
+import { workload } from "./lifecycleHarness.ts"
 
 const deployDir = Path.resolve(import.meta.dirname, "../../../deploy")
 const crdDir = Path.join(deployDir, "crds")
@@ -103,7 +104,9 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
         { apiVersion: "v1", kind: "Namespace", metadata: { name: "shop", labels: { [`${apiGroup}/managed`]: "true" } } },
         // An unlabelled namespace whose Deployment is labelled: the target's own label is read.
         { apiVersion: "v1", kind: "Namespace", metadata: { name: "legacy" } },
-        { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "batch", namespace: "legacy", labels: { [`${apiGroup}/managed`]: "true" } }, spec: {} }
+        { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "batch", namespace: "legacy", labels: { [`${apiGroup}/managed`]: "true" } }, spec: {} },
+        // rr-auto's target, healthy after its workflow: the effectiveness monitor reads its pods.
+        ...workload("checkout")
       ])
       const sa = "system:serviceaccount:kubemend-operator:kubemend-operator"
       const token = kube.registerServiceAccountToken("kubemend-operator", "kubemend-operator")
@@ -201,7 +204,7 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       const table = new Set(calls(required).map(callKey))
       expect([...made].filter((c) => !table.has(c))).toEqual([])
       // The catalog's calls need storage, which this run leaves out: test/catalog.test.ts makes them as this account.
-      const targets = new Set(["pods", "deployments", "statefulsets", "daemonsets", "replicasets", "jobs", "cronjobs",
+      const targets = new Set(["pods", "nodes", "deployments", "statefulsets", "daemonsets", "replicasets", "jobs", "cronjobs",
         "remediationworkflows", "remediationworkflows/status", "actiontypes", "actiontypes/status",
         // Receiver credentials: this run configures no receivers (test/notification.test.ts reads them).
         "secrets",
@@ -209,6 +212,7 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
         "configmaps"])
       expect(calls(required).filter((c) => !targets.has(c.resource)).map(callKey).filter((c) => !made.has(c))).toEqual([])
       expect(made.has("get apps/deployments")).toBe(true)
+      expect(made.has("list /pods")).toBe(true)
 
       // With the ClusterRole as it was before the lifecycle rules, the same requests are refused.
       const role = kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", "kubemend-operator")!

@@ -104,6 +104,29 @@ const signalRr = async (name: string, signalName: string, target: string) => {
   expect(r.status).toBe(201)
 }
 
+/**
+ * A Deployment in the demo namespace with one Ready pod, written to the dev API server: the world the effectiveness
+ * monitor reads after the workflow (the local platform's simulated execution changes nothing in the cluster).
+ */
+const healthyTarget = async (name: string) => {
+  const base = `${stack.kube.url}/api/v1/namespaces/${demoNamespace}/pods`
+  const send = (url: string, method: string, body: unknown, type = "application/json") =>
+    fetch(url, { method, headers: { "content-type": type }, body: JSON.stringify(body) })
+  const labels = { app: name }
+  const deployment = {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: demoNamespace, labels },
+    spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name, image: `shop/${name}:1` }] } } }
+  }
+  const created = await send(`${stack.kube.url}/apis/apps/v1/namespaces/${demoNamespace}/deployments`, "POST", deployment)
+  expect([201, 409]).toContain(created.status)
+  const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: `${name}-0`, namespace: demoNamespace, labels }, spec: { containers: [{ name, image: `shop/${name}:1` }] } }
+  expect([201, 409]).toContain((await send(base, "POST", pod)).status)
+  const status = { status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }], containerStatuses: [{ name, ready: true, restartCount: 0, state: { running: {} } }] } }
+  expect((await send(`${base}/${name}-0/status`, "PATCH", status, "application/merge-patch+json")).status).toBe(200)
+}
+
 beforeAll(async () => {
   state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-flows-"))
   Fs.chmodSync(state, 0o755)
@@ -142,6 +165,7 @@ const autonomousRr = `flow-autonomous-${suffix}`
 
 describe("document 1's typical flows on the local platform", () => {
   it("approval: a low-confidence analysis waits in AwaitingApproval until the approver approves, then completes", { timeout: 150_000 }, async () => {
+    await healthyTarget("inventory")
     await signalRr(approvalRr, approvalSignal, "inventory")
     const approver = await connect("remediation-approver")
     const waited = await call(approver, "svc_watch", { rr_id: approvalRr })
@@ -168,6 +192,7 @@ describe("document 1's typical flows on the local platform", () => {
   })
 
   it("autonomous: a confident analysis runs Pending to Completed with no human step", { timeout: 150_000 }, async () => {
+    await healthyTarget("frontend")
     await signalRr(autonomousRr, autonomousSignal, "frontend")
     const orchestrator = await connect("ai-orchestrator")
     const watched = await call(orchestrator, "svc_watch", { rr_id: autonomousRr })
@@ -181,6 +206,7 @@ describe("document 1's typical flows on the local platform", () => {
 
   it("interactive: investigate a target, talk, discover, select, complete, and the remediation runs", { timeout: 150_000 }, async () => {
     const sre = await connect("sre")
+    await healthyTarget("catalog")
     const started = await call(sre, "svc_investigate", { api_version: "apps/v1", namespace: demoNamespace, kind: "Deployment", name: "catalog" })
     expect(started).toMatchObject({ status: "active" })
     const rr = started.rr_id as string
@@ -241,6 +267,16 @@ describe("document 1's typical flows on the local platform", () => {
 
     const effectiveness = await raw(auditor, "svc_get_effectiveness", { workflow_id: workflowIdOf("rollback-deployment") })
     expect(effectiveness.isError).toBe(false)
+    // The monitor's component events, scored by storage: the target's pod was Ready and the alert not active.
+    const score = await eventually(
+      async () => {
+        const r = await fetch(`${stack.storage.url}/api/v1/effectiveness/${approvalRr}`, { headers: { authorization: `Bearer ${stack.serviceTokens.operator}` } })
+        return r.status === 200 ? await r.json() : { status: r.status }
+      },
+      (b) => b.assessment_status !== undefined && b.assessment_status !== "in_progress",
+      "the effectiveness score"
+    )
+    expect(score).toMatchObject({ score: 1, components: { health_assessed: true, health_score: 1, alert_assessed: true, alert_score: 1 } })
 
     const rebuilt = await fetch(`${stack.storage.url}/api/v1/audit/remediation-requests/${approvalRr}/reconstruct`, {
       method: "POST",

@@ -8,6 +8,10 @@ import { K8s, type K8sService, type KubeObject } from "@kubemend/core/K8s"
 import { K8sMemory, type K8sMemoryControl } from "@kubemend/core/K8s/Memory"
 import type { AuditEventRequest } from "@kubemend/core/domain/Audit"
 import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted, Ref, type Scope } from "effect"
+import { AlertCheck } from "../src/Effectiveness/AlertCheck.ts"
+import { EffectivenessConfig, type EffectivenessSettings } from "../src/Effectiveness/EffectivenessConfig.ts"
+import { EffectivenessMetrics } from "../src/Effectiveness/EffectivenessMetrics.ts"
+import { EffectivenessReconciler } from "../src/Effectiveness/Reconciler.ts"
 import { AgentClient } from "../src/Lifecycle/AgentClient.ts"
 import { AnalysisReconciler } from "../src/Lifecycle/Analysis.ts"
 import { type LifecycleAudit, RecordedAudit } from "../src/Lifecycle/LifecycleAudit.ts"
@@ -67,6 +71,7 @@ export interface Harness {
   readonly reconcileRr: (name: string) => Effect.Effect<unknown, unknown>
   readonly reconcileAnalysis: (name: string) => Effect.Effect<unknown, unknown>
   readonly reconcileSignalProcessing: (name: string) => Effect.Effect<unknown, unknown>
+  readonly reconcileAssessment: (name: string) => Effect.Effect<unknown, unknown>
   /** Reconciles everything until nothing changes. */
   readonly settle: Effect.Effect<void, unknown>
   readonly rr: (name: string) => Effect.Effect<Record<string, any>, unknown>
@@ -84,6 +89,8 @@ export interface Harness {
 export interface HarnessOptions {
   readonly config?: LifecycleOverrides
   readonly seed?: ReadonlyArray<KubeObject>
+  /** The effectiveness monitor's settings (no metrics backend by default: the alert component is not assessed). */
+  readonly effectiveness?: Partial<EffectivenessSettings>
   /** Run the execution simulator in `settle` (default true). */
   readonly simulate?: boolean
   /** policy.rego / approval.rego texts; default the shipped ones. */
@@ -130,7 +137,13 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
       namespaceLabels = options.backend.namespaceLabels
     }
     const config = LifecycleConfig.layer({ agentUrl: agent.url, agentToken: Option.some(Redacted.make(fakeAgentToken)), ...options.config, policy: { url: opa.url, ...options.config?.policy } })
-    const base = Layer.mergeAll(k8sLayer, config, RecordedAudit.layer, LifecycleMetrics.Default.pipe(Layer.provideMerge(Metrics.Default)))
+    const base = Layer.mergeAll(
+      k8sLayer,
+      config,
+      EffectivenessConfig.layer(options.effectiveness),
+      RecordedAudit.layer,
+      Layer.merge(LifecycleMetrics.Default, EffectivenessMetrics.Default).pipe(Layer.provideMerge(Metrics.Default))
+    )
     const services = Layer.mergeAll(
       ManagedTargets.layerWith(namespaceLabels),
       AgentClient.layer,
@@ -138,15 +151,20 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
       PolicyEngine.layer.pipe(Layer.provide(OpaClient.layer))
     ).pipe(Layer.provideMerge(base))
     const context = yield* Layer.build(
-      Layer.mergeAll(OrchestratorReconciler.Default, AnalysisReconciler.Default, SignalProcessingReconciler.Default, ExecutionSimulator.Default).pipe(
-        Layer.provideMerge(services)
-      )
+      Layer.mergeAll(
+        OrchestratorReconciler.Default,
+        AnalysisReconciler.Default,
+        SignalProcessingReconciler.Default,
+        ExecutionSimulator.Default,
+        EffectivenessReconciler.Default.pipe(Layer.provide(AlertCheck.layer))
+      ).pipe(Layer.provideMerge(services))
     )
     const k8s = Context.get(context, K8s)
     const orchestrator = Context.get(context, OrchestratorReconciler)
     const analysis = Context.get(context, AnalysisReconciler)
     const signalProcessing = Context.get(context, SignalProcessingReconciler)
     const simulator = Context.get(context, ExecutionSimulator)
+    const effectiveness = Context.get(context, EffectivenessReconciler)
     const key = (name: string) => `${namespace}/${name}`
     const names = (plural: Parameters<K8sService["listCr"]>[0]) =>
       Effect.map(k8s.listCr(plural), (l) => l.items.map((o) => o.metadata.name))
@@ -160,6 +178,7 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
         for (const n of yield* names("remediationrequests")) yield* orchestrator.reconcile(key(n))
         for (const n of yield* names("signalprocessings")) yield* signalProcessing.reconcile(key(n))
         for (const n of yield* names("aianalyses")) yield* analysis.reconcile(key(n))
+        for (const n of yield* names("effectivenessassessments")) yield* effectiveness.reconcile(key(n))
         if (options.simulate !== false) {
           for (const n of yield* names("workflowexecutions")) yield* simulator.reconcile(key(n))
         }
@@ -181,6 +200,7 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
       reconcileRr: (n) => quiet(orchestrator.reconcile(key(n))),
       reconcileAnalysis: (n) => quiet(analysis.reconcile(key(n))),
       reconcileSignalProcessing: (n) => quiet(signalProcessing.reconcile(key(n))),
+      reconcileAssessment: (n) => quiet(effectiveness.reconcile(key(n))),
       settle,
       rr: (n) => Effect.map(k8s.getCr("remediationrequests", n), (o) => o as Record<string, any>),
       get,
@@ -198,4 +218,47 @@ export const sample = (text: string, name: string, labels: Record<string, string
     l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`))
   )
   return line === undefined ? 0 : Number(line.split(" ").pop())
+}
+
+/**
+ * A Deployment and its pods as the API server would report them: `ready` pods Ready, the rest crash-looping
+ * (CrashLoopBackOff with restarts). The world the effectiveness monitor reads when no real remediation runs.
+ */
+export const workload = (
+  name: string,
+  options: { readonly namespace?: string; readonly replicas?: number; readonly ready?: number; readonly image?: string } = {}
+): ReadonlyArray<KubeObject> => {
+  const ns = options.namespace ?? workloads
+  const replicas = options.replicas ?? 1
+  const ready = options.ready ?? replicas
+  const labels = { app: name }
+  const pods = Array.from({ length: replicas }, (_, i): KubeObject => {
+    const healthy = i < ready
+    return {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: `${name}-${i}`, namespace: ns, labels, creationTimestamp: "1970-01-01T00:00:00Z" },
+      spec: { containers: [{ name: "app", image: options.image ?? "shop/app:1" }] },
+      status: {
+        phase: "Running",
+        conditions: [{ type: "Ready", status: healthy ? "True" : "False" }],
+        containerStatuses: [{
+          name: "app",
+          ready: healthy,
+          restartCount: healthy ? 0 : 7,
+          state: healthy ? { running: { startedAt: "1970-01-01T00:00:00Z" } } : { waiting: { reason: "CrashLoopBackOff" } }
+        }]
+      }
+    }
+  })
+  return [
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name, namespace: ns, labels },
+      spec: { replicas, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: "app", image: options.image ?? "shop/app:1" }] } } },
+      status: { replicas, readyReplicas: ready }
+    },
+    ...pods
+  ]
 }

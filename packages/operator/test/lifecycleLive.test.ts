@@ -20,11 +20,18 @@ import { make as makeOpa } from "@kubemend/core/devkit/Opa"
 import { defaultPolicies } from "../src/Policy/Defaults.ts"
 import { policyModules } from "../src/Policy/PolicySync.ts"
 import { fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
-import { apiGroup, harness, managedNamespace, namespace, rr } from "./lifecycleHarness.ts"
+import { apiGroup, harness, managedNamespace, namespace, rr, workload } from "./lifecycleHarness.ts"
 
 const startKube = Effect.gen(function* () {
   const kube = yield* DevKube.scoped({ apiGroup })
-  kube.seed([{ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }, managedNamespace(), ...renderCrds(apiGroup)])
+  // The remediation targets, healthy: the effectiveness monitor reads their pods (no real remediation runs here).
+  kube.seed([
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
+    managedNamespace(),
+    ...renderCrds(apiGroup),
+    ...workload("checkout"),
+    ...workload("cart")
+  ])
   return kube
 })
 
@@ -99,6 +106,7 @@ describe("lifecycle against the dev API server", () => {
       yield* until("rr-approve", "AwaitingApproval")
       yield* k8s.patchCrStatus("remediationapprovalrequests", "rar-rr-approve", { decision: "Approved", decidedBy: "bob" })
       yield* until("rr-approve", "Completed")
+      expect((yield* k8s.getCr("remediationrequests", "rr-auto")).status).toMatchObject({ outcome: "Remediated" })
       const we = yield* k8s.getCr("workflowexecutions", "we-rr-approve")
       expect(we.status).toMatchObject({ phase: "Completed", executionEngine: "simulator" })
     }).pipe(Effect.scoped))

@@ -5,7 +5,7 @@ import { Duration, Effect, Either, Option, TestClock } from "effect"
 import { randomUUID } from "node:crypto"
 import { emitSignal } from "../src/Lifecycle/Signals.ts"
 import { workflowResult } from "./lifecycleAgent.ts"
-import { apiGroup, harness, namespace, rr, sample, workloads } from "./lifecycleHarness.ts"
+import { apiGroup, harness, namespace, rr, sample, workload, workloads } from "./lifecycleHarness.ts"
 
 const config = { simulator: { enabled: true, completeAfter: Duration.seconds(5) }, stabilizationWindow: Duration.minutes(1) }
 
@@ -14,7 +14,8 @@ const phases = (events: ReadonlyArray<{ event_type: string }>) => events.map((e)
 describe("lifecycle: the pipeline", () => {
   it.scoped("happy path: a signal is analyzed, auto-approved, executed, verified and completed; storage rebuilds it", () =>
     Effect.gen(function* () {
-      const h = yield* harness({ config: { ...config, signals: { namespace: workloads } } })
+      // The target the signal names, healthy once the workflow has run (no real remediation runs here).
+      const h = yield* harness({ config: { ...config, signals: { namespace: workloads } }, seed: workload("checkout") })
       yield* h.run(emitSignal(0))
       const name = (yield* h.k8s.listCr("remediationrequests")).items[0]!.metadata.name
       yield* h.settle
@@ -39,7 +40,12 @@ describe("lifecycle: the pipeline", () => {
       expect(r.status).toMatchObject({ overallPhase: "Completed", outcome: "Remediated" })
       expect(r.status.retentionExpiryTime).toBeDefined()
       expect(Option.isNone(yield* h.get("remediationapprovalrequests", `rar-${name}`))).toBe(true)
-      expect(Option.getOrThrow(yield* h.get("effectivenessassessments", `ea-${name}`)).status).toMatchObject({ phase: "Completed", effective: true })
+      expect(Option.getOrThrow(yield* h.get("effectivenessassessments", `ea-${name}`)).status).toMatchObject({
+        phase: "Completed",
+        assessmentReason: "Partial",
+        components: { healthAssessed: true, healthScore: 1, hashComputed: true, alertAssessed: false, metricsAssessed: false },
+        conditions: [{ type: "RemediationEffective", status: "True", reason: "Effective" }]
+      })
 
       const metrics = yield* h.metrics
       for (const [from, to] of [["Pending", "Processing"], ["Processing", "Analyzing"], ["Analyzing", "Approved"], ["Approved", "Running"], ["Running", "Verifying"], ["Verifying", "Completed"]]) {
@@ -65,6 +71,13 @@ describe("lifecycle: the pipeline", () => {
         "workflowexecution.execution.started",
         "-> Running",
         "-> Verifying",
+        "remediation.workflow_created",
+        "effectiveness.assessment.scheduled",
+        "effectiveness.hash.computed",
+        "effectiveness.health.assessed",
+        "effectiveness.metrics.assessed",
+        "effectiveness.alert.assessed",
+        "effectiveness.assessment.completed",
         "orchestrator.lifecycle.completed"
       ])
       expect(audit.find((e) => e.event_type === "orchestrator.lifecycle.created")?.event_data).toMatchObject({

@@ -5,7 +5,7 @@ import { ConfigProvider, Duration, Effect, Fiber, Layer, Option, TestClock } fro
 import { LifecycleConfig } from "../src/Lifecycle/LifecycleConfig.ts"
 import { runSignals } from "../src/Lifecycle/Signals.ts"
 import { workflowResult } from "./lifecycleAgent.ts"
-import { apiGroup, harness, managedNamespace, namespace, rr, sample, workloads } from "./lifecycleHarness.ts"
+import { apiGroup, harness, managedNamespace, namespace, rr, sample, workload, workloads } from "./lifecycleHarness.ts"
 
 const config = { simulator: { enabled: true, completeAfter: Duration.seconds(5) }, stabilizationWindow: Duration.minutes(1) }
 const at = (ms: number) => new Date(ms).toISOString()
@@ -54,7 +54,7 @@ describe("lifecycle: routing", () => {
 
   it.scoped("DuplicateInProgress waits for the active RR (30 s rechecks) and inherits its outcome", () =>
     Effect.gen(function* () {
-      const h = yield* harness({ config, seed: [rr("rr-a"), rr("rr-b")] })
+      const h = yield* harness({ config, seed: [rr("rr-a"), rr("rr-b"), ...workload("checkout")] })
       yield* h.settle
       const dup = yield* h.rr("rr-b")
       expect(dup.status).toMatchObject({ overallPhase: "Blocked", blockReason: "DuplicateInProgress", duplicateOf: "rr-a" })

@@ -10,6 +10,7 @@ import { Effect, Option, Schedule, Stream } from "effect"
 import { keyOf, runWorkers, type Reconciled } from "../Controller.ts"
 import { ControllerMetrics } from "../ControllerMetrics.ts"
 import * as WorkQueue from "../WorkQueue.ts"
+import { EffectivenessReconciler } from "../Effectiveness/Reconciler.ts"
 import { AnalysisReconciler } from "./Analysis.ts"
 import { LifecycleConfig } from "./LifecycleConfig.ts"
 import { OrchestratorReconciler } from "./Orchestrator.ts"
@@ -28,6 +29,13 @@ const own = (namespace: string) => (o: KubeObject) => Option.some(keyOf(o.metada
 const parent = (namespace: string) => (o: KubeObject) =>
   Option.map(
     Option.fromNullable((o.spec as { remediationRequestRef?: { name?: unknown } } | undefined)?.remediationRequestRef?.name),
+    (name) => keyOf(o.metadata.namespace ?? namespace, String(name))
+  )
+
+/** The RR an EffectivenessAssessment assesses (`spec.correlationID`). */
+const assessed = (namespace: string) => (o: KubeObject) =>
+  Option.map(
+    Option.fromNullable((o.spec as { correlationID?: unknown } | undefined)?.correlationID),
     (name) => keyOf(o.metadata.namespace ?? namespace, String(name))
   )
 
@@ -72,8 +80,8 @@ export const runController = <E, R>(options: {
   })
 
 /**
- * The orchestrator, the signal-processing and analysis controllers and (when enabled) the execution simulator,
- * until the scope closes.
+ * The orchestrator, the signal-processing and analysis controllers, the effectiveness monitor and (when enabled) the
+ * execution simulator, until the scope closes.
  */
 export const runLifecycleControllers = Effect.gen(function* () {
   const k8s = yield* K8s
@@ -81,6 +89,7 @@ export const runLifecycleControllers = Effect.gen(function* () {
   const orchestrator = yield* OrchestratorReconciler
   const analysis = yield* AnalysisReconciler
   const signalProcessing = yield* SignalProcessingReconciler
+  const effectiveness = yield* EffectivenessReconciler
   const ns = k8s.namespace
   yield* runController({
     name: "remediationorchestrator",
@@ -90,7 +99,8 @@ export const runLifecycleControllers = Effect.gen(function* () {
       { plural: "signalprocessings", keyFor: parent(ns) },
       { plural: "aianalyses", keyFor: parent(ns) },
       { plural: "remediationapprovalrequests", keyFor: parent(ns) },
-      { plural: "workflowexecutions", keyFor: parent(ns) }
+      { plural: "workflowexecutions", keyFor: parent(ns) },
+      { plural: "effectivenessassessments", keyFor: assessed(ns) }
     ],
     reconcile: orchestrator.reconcile
   })
@@ -99,6 +109,12 @@ export const runLifecycleControllers = Effect.gen(function* () {
     primary: "signalprocessings",
     sources: [{ plural: "signalprocessings", keyFor: own(ns) }],
     reconcile: signalProcessing.reconcile
+  })
+  yield* runController({
+    name: "effectivenessmonitor",
+    primary: "effectivenessassessments",
+    sources: [{ plural: "effectivenessassessments", keyFor: own(ns) }],
+    reconcile: effectiveness.reconcile
   })
   yield* runController({
     name: "aianalysis",

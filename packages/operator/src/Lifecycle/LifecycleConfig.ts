@@ -38,6 +38,15 @@ export interface RoutingSettings {
   readonly inconclusiveStrikes: number
 }
 
+export interface AsyncPropagation {
+  /** EA `hashComputeDelay` of a GitOps-managed target (Argo CD, Flux labels or annotations). */
+  readonly gitOpsSyncDelay: Duration.Duration
+  /** Added to it for a target of a custom resource kind (an operator reconciles it). */
+  readonly operatorReconcileDelay: Duration.Duration
+  /** EA `alertCheckDelay` of a proactive signal (a predicted alert resolves later than the fix). */
+  readonly proactiveAlertDelay: Duration.Duration
+}
+
 export interface LifecycleSettings {
   /** Run the lifecycle controllers in this operator. */
   readonly enabled: boolean
@@ -56,8 +65,10 @@ export interface LifecycleSettings {
   readonly confidenceThreshold: number
   readonly timeouts: PhaseTimeouts
   readonly routing: RoutingSettings
-  /** Wait after the workflow before the assessment calls the remediation effective. */
+  /** Wait after the workflow before the effectiveness assessment looks at the target (EA `stabilizationWindow`). */
   readonly stabilizationWindow: Duration.Duration
+  /** Delays of targets that change after the workflow (`remediationOrchestrator.asyncPropagation`). */
+  readonly asyncPropagation: AsyncPropagation
   /** Stop after analysis with outcome `DryRun`: no approval, execution or assessment resources. */
   readonly dryRun: boolean
   /** Terminal RRs are deleted this long after they finished. */
@@ -125,8 +136,9 @@ const routingDefaults: RoutingSettings = {
   inconclusiveStrikes: 3
 }
 
-export interface LifecycleOverrides extends Partial<Omit<LifecycleSettings, "timeouts" | "routing" | "simulator" | "signals" | "policy">> {
+export interface LifecycleOverrides extends Partial<Omit<LifecycleSettings, "timeouts" | "routing" | "simulator" | "signals" | "policy" | "asyncPropagation">> {
   readonly policy?: Partial<LifecycleSettings["policy"]>
+  readonly asyncPropagation?: Partial<AsyncPropagation>
   readonly timeouts?: Partial<PhaseTimeouts>
   readonly routing?: Partial<RoutingSettings>
   readonly simulator?: Partial<LifecycleSettings["simulator"]>
@@ -146,6 +158,7 @@ export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleCo
     timeouts: timeoutDefaults,
     routing: routingDefaults,
     stabilizationWindow: Duration.minutes(5),
+    asyncPropagation: { gitOpsSyncDelay: Duration.minutes(3), operatorReconcileDelay: Duration.minutes(1), proactiveAlertDelay: Duration.minutes(5) },
     dryRun: false,
     retention: Duration.hours(24),
     escalationChannel: "ops-escalation",
@@ -174,6 +187,7 @@ export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleCo
       ...o,
       timeouts: { ...d.timeouts, ...o.timeouts },
       routing: { ...d.routing, ...o.routing },
+      asyncPropagation: { ...d.asyncPropagation, ...o.asyncPropagation },
       simulator: { ...d.simulator, ...o.simulator },
       policy: { ...d.policy, ...o.policy },
       signals: { ...d.signals, ...o.signals }
@@ -228,6 +242,11 @@ const orchestrator = Config.all({
   timeouts,
   routing,
   stabilizationWindow: dur("stabilizationWindow", d.stabilizationWindow).pipe(Config.nested("effectivenessAssessment")),
+  asyncPropagation: Config.all({
+    gitOpsSyncDelay: dur("gitOpsSyncDelay", d.asyncPropagation.gitOpsSyncDelay),
+    operatorReconcileDelay: dur("operatorReconcileDelay", d.asyncPropagation.operatorReconcileDelay),
+    proactiveAlertDelay: dur("proactiveAlertDelay", d.asyncPropagation.proactiveAlertDelay)
+  }).pipe(Config.nested("asyncPropagation")),
   dryRun: bool("dryRun", d.dryRun),
   retention: dur("period", d.retention).pipe(Config.nested("retention"))
 }).pipe(Config.nested("remediationOrchestrator"))

@@ -88,12 +88,16 @@ const deadlineOf = (env: Env, rr: RemediationRequest): Option.Option<Deadline> =
 const timeOut = (env: Env, rr: RemediationRequest, now: number, d: Deadline) =>
   Effect.gen(function* () {
     const phase = phaseOf(rr)
-    const moved = yield* transition(env, rr, now, "TimedOut", {
-      timeoutPhase: phase,
-      timeoutTime: iso(now),
-      message: `${d.label.toLowerCase()} timeout (${Duration.format(d.limit)}) exceeded in phase ${phase}`,
-      ...(phase === "Verifying" ? { outcome: "VerificationTimedOut" } : {})
-    })
+    const message = `${d.label.toLowerCase()} timeout (${Duration.format(d.limit)}) exceeded in phase ${phase}`
+    // The workflow ran; only its assessment did not finish in time: the RR completes as VerificationTimedOut.
+    const moved = phase === "Verifying" && d.label === "Verifying"
+      ? yield* transition(env, rr, now, "Completed", { outcome: "VerificationTimedOut", timeoutPhase: phase, timeoutTime: iso(now), message })
+      : yield* transition(env, rr, now, "TimedOut", {
+        timeoutPhase: phase,
+        timeoutTime: iso(now),
+        message,
+        ...(phase === "Verifying" ? { outcome: "VerificationTimedOut" } : {})
+      })
     if (moved) yield* env.metrics.timeout(namespaceOf(rr, env.k8s.namespace), d.label)
     return { requeueAfter: Duration.zero } satisfies Reconciled
   })

@@ -1,6 +1,6 @@
 /**
  * The lifecycle settings in force: the operator's config, overridden by what the platform CR of the controller
- * namespace sets explicitly (`spec.remediationOrchestrator.{timeouts,routing,dryRun,retention,effectivenessAssessment}`
+ * namespace sets explicitly (`spec.remediationOrchestrator.{timeouts,routing,dryRun,retention,effectivenessAssessment,asyncPropagation}`
  * and `spec.aiAnalysis.confidenceThreshold`), so editing the CR changes how remediations run without a restart. The
  * CR is read at most once per `refresh` (Clock time); when it cannot be read the last known settings stay.
  */
@@ -28,6 +28,7 @@ export const applyPlatformSpec = (base: LifecycleSettings, spec: unknown): Lifec
   const ro = obj(s["remediationOrchestrator"])
   const t = obj(ro["timeouts"])
   const r = obj(ro["routing"])
+  const a = obj(ro["asyncPropagation"])
   const threshold = Number(obj(s["aiAnalysis"])["confidenceThreshold"])
   const hasThreshold = typeof obj(s["aiAnalysis"])["confidenceThreshold"] === "string" && threshold >= 0 && threshold <= 1
   return {
@@ -44,6 +45,14 @@ export const applyPlatformSpec = (base: LifecycleSettings, spec: unknown): Lifec
         executing: dur(t["executing"]),
         awaitingApproval: dur(t["awaitingApproval"]),
         verifying: dur(t["verifying"])
+      })
+    },
+    asyncPropagation: {
+      ...base.asyncPropagation,
+      ...set({
+        gitOpsSyncDelay: dur(a["gitOpsSyncDelay"]),
+        operatorReconcileDelay: dur(a["operatorReconcileDelay"]),
+        proactiveAlertDelay: dur(a["proactiveAlertDelay"])
       })
     },
     routing: {
@@ -65,23 +74,27 @@ export class PlatformSettings extends Effect.Service<PlatformSettings>()("@kubem
   effect: Effect.gen(function* () {
     const k8s = yield* K8s
     const base = yield* LifecycleConfig
-    const cache = yield* Ref.make<{ readonly at: number; readonly settings: LifecycleSettings } | undefined>(undefined)
+    const cache = yield* Ref.make<{ readonly at: number; readonly settings: LifecycleSettings; readonly spec: unknown } | undefined>(undefined)
     const refresh = Duration.toMillis(base.platformRefresh)
 
-    /** The settings in force now. */
-    const current: Effect.Effect<LifecycleSettings> = Effect.gen(function* () {
+    const read = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const cached = yield* Ref.get(cache)
-      if (cached !== undefined && now - cached.at < refresh) return cached.settings
-      const read = yield* Effect.either(k8s.listCr("kubemends"))
-      const settings = read._tag === "Right"
-        ? applyPlatformSpec(base, read.right.items[0]?.spec)
-        : cached?.settings ?? base
-      if (read._tag === "Left") yield* Effect.logWarning("platform CR unreadable; keeping the last known lifecycle settings", read.left)
-      yield* Ref.set(cache, { at: now, settings })
-      return settings
+      if (cached !== undefined && now - cached.at < refresh) return cached
+      const listed = yield* Effect.either(k8s.listCr("kubemends"))
+      const spec = listed._tag === "Right" ? listed.right.items[0]?.spec : cached?.spec
+      const settings = listed._tag === "Right" ? applyPlatformSpec(base, spec) : cached?.settings ?? base
+      if (listed._tag === "Left") yield* Effect.logWarning("platform CR unreadable; keeping the last known lifecycle settings", listed.left)
+      const next = { at: now, settings, spec }
+      yield* Ref.set(cache, next)
+      return next
     })
 
-    return { current } as const
+    /** The settings in force now. */
+    const current: Effect.Effect<LifecycleSettings> = Effect.map(read, (c) => c.settings)
+    /** The platform CR's spec as last read (undefined without a CR), for other controllers' overrides. */
+    const spec: Effect.Effect<unknown> = Effect.map(read, (c) => c.spec)
+
+    return { current, spec } as const
   })
 }) {}

@@ -60,8 +60,8 @@ export const lifecycleRbac = (apiGroup: string = DefaultApiGroup): ReadonlyArray
     { group: "autoscaling", resource: "horizontalpodautoscalers", verbs: ["list"], why: "signal processing: whether an HPA scales the target (hpaEnabled)" },
     { group: "policy", resource: "poddisruptionbudgets", verbs: ["list"], why: "signal processing: whether a PDB protects the target's pods (pdbProtected)" },
     { group: "", resource: "configmaps", verbs: ["get"], why: "policy sync: policy.rego and approval.rego from the ConfigMaps the platform CR names" },
-    cr("effectivenessassessments", ["get", "list", "create", "delete"], "Verifying: one per executed RR; GC"),
-    status("effectivenessassessments", "Verifying: assessAfter, then the assessment"),
+    cr("effectivenessassessments", ["get", "list", "watch", "create", "delete"], "Verifying: one per executed RR, its verdict read back; the effectiveness monitor watches them; GC"),
+    status("effectivenessassessments", "effectiveness monitor: timeline, component scores, verdict"),
     cr("notificationrequests", ["get", "list", "watch", "create", "delete"], "escalations, approvals waiting; GC; the notification controller watches and delivers them"),
     status("notificationrequests", "notification controller: phase and per-receiver deliveries"),
     { group: "", resource: "secrets", verbs: ["get"], why: "notification controller: receiver credentials (webhook URLs, routing keys, SMTP login)" },
@@ -71,13 +71,12 @@ export const lifecycleRbac = (apiGroup: string = DefaultApiGroup): ReadonlyArray
       { group: apiGroup, resource: `${plural}/status`, verbs: ["patch"], why: "catalog: workflow id, content hash, catalog status and the Registered condition" }
     ]),
     { group: "", resource: "namespaces", verbs: ["get"], why: "routing: the target namespace's managed label (UnmanagedResource); signal processing: its labels" },
+    { group: "", resource: "nodes", verbs: ["get"], why: "effectiveness monitor: a Node target's Ready condition (health component)" },
     ...managedTargetResources.flatMap(({ group, resources }) =>
-      resources.map((resource): LifecycleAccess => ({
-        group,
-        resource,
-        verbs: ["get"],
-        why: "routing: the target's own managed label when its namespace has none; signal processing: workload and owner chain"
-      }))
+      resources.map((resource): LifecycleAccess =>
+        group === "" && resource === "pods"
+          ? { group, resource, verbs: ["get", "list"], why: "routing: a Pod target's managed label; signal processing: owner chain; effectiveness monitor: a workload's pods (health)" }
+          : { group, resource, verbs: ["get"], why: "routing: the target's own managed label when its namespace has none; signal processing: workload and owner chain; effectiveness monitor: its spec hash" })
     )
   ]
 }

@@ -9,6 +9,7 @@ import { backoffDelay, type BlockReason, isTerminalPhase } from "@kubemend/core/
 import type { TargetResource } from "@kubemend/core/domain/Meta"
 import { formatTargetResource } from "@kubemend/core/domain/WorkflowExecution"
 import { Duration, Effect, Option } from "effect"
+import { chainLength, loadVerdicts } from "../Effectiveness/Chain.ts"
 import { describeTarget, isInteractive, loadAll, millisOf, phaseOf, type RemediationRequest } from "./Objects.ts"
 import type { Env } from "./Transition.ts"
 
@@ -108,16 +109,11 @@ export const preAnalysis = (env: Env, rr: RemediationRequest, now: number) =>
         })
       }
     }
-    const windowStart = now - durationMillis(r.ineffectiveTimeWindow)
-    let remediated = 0
-    for (const o of past) {
-      if (o.status?.outcome !== "Remediated" || endedAt(o) < windowStart) break
-      remediated++
-    }
-    if (remediated >= r.ineffectiveChainThreshold) {
+    const chain = chainLength(past, yield* loadVerdicts(env.k8s), now - durationMillis(r.ineffectiveTimeWindow))
+    if (chain >= r.ineffectiveChainThreshold) {
       return Option.some<Block>({
         reason: "IneffectiveChain",
-        message: `${remediated} remediations of this signal completed but it keeps coming back; escalated to manual review`
+        message: `${chain} remediations of this signal were ineffective or it kept coming back; escalated to manual review`
       })
     }
     if (failures.count > 0 && failures.last !== undefined && isWorkflowFailure(failures.last)) {

@@ -1,7 +1,7 @@
 /**
  * The remediation lifecycle controllers as layers.
  *
- * - `LifecycleLive`: the orchestrator, the analysis controller, the execution simulator and the signal stream (the
+ * - `LifecycleLive`: the orchestrator, the analysis controller, the effectiveness monitor, the execution simulator and the signal stream (the
  *   last two when enabled), given K8s, Cluster, Metrics, ControllerMetrics, LifecycleConfig and LifecycleAudit.
  * - `LifecycleOperatorLive`: the same for the operator process, building K8s and Cluster from the operator config
  *   (`kubeconfig`, `apiGroup`) and `lifecycle.namespace`; audit events go to storage when `storage.url` is set
@@ -21,6 +21,10 @@ import type { Cluster } from "../Cluster.ts"
 import * as ClusterLive from "../Cluster/Live.ts"
 import { ControllerMetrics } from "../ControllerMetrics.ts"
 import { kubeconfigPath, OperatorConfig } from "../OperatorConfig.ts"
+import { AlertCheck } from "../Effectiveness/AlertCheck.ts"
+import { EffectivenessConfig, type EffectivenessSettings } from "../Effectiveness/EffectivenessConfig.ts"
+import { EffectivenessMetrics } from "../Effectiveness/EffectivenessMetrics.ts"
+import { EffectivenessReconciler } from "../Effectiveness/Reconciler.ts"
 import { AgentClient } from "./AgentClient.ts"
 import { AnalysisReconciler } from "./Analysis.ts"
 import { runLifecycleControllers } from "./Controllers.ts"
@@ -74,7 +78,11 @@ const ReconcilersLive = Layer.mergeAll(
   AnalysisReconciler.Default,
   SignalProcessingReconciler.Default,
   ExecutionSimulator.Default,
-  PoliciesLive
+  PoliciesLive,
+  EffectivenessReconciler.Default.pipe(
+    Layer.provide(AlertCheck.layer),
+    Layer.provideMerge(EffectivenessMetrics.Default)
+  )
 ).pipe(
   Layer.provide(PolicyEngine.layer),
   Layer.provide(Layer.mergeAll(LifecycleMetrics.Default, ManagedTargets.layerCluster, AgentClient.layer, PlatformSettings.Default, OpaClient.layer))
@@ -106,7 +114,7 @@ const NotificationsFromConfig = Layer.unwrapEffect(
 export const LifecycleLive: Layer.Layer<
   never,
   never,
-  K8s | Cluster | Metrics | ControllerMetrics | LifecycleConfig | LifecycleAudit
+  K8s | Cluster | Metrics | ControllerMetrics | LifecycleConfig | LifecycleAudit | EffectivenessConfig
 > = Layer.mergeAll(ControllersLive, SignalsLive).pipe(Layer.provide(ReconcilersLive))
 
 /** The controller namespace of the RRs (`lifecycle.namespace`, default `kubemend-system`). */
@@ -134,6 +142,7 @@ export const LifecycleOperatorLive = Layer.mergeAll(LifecycleLive, StorageContro
   Layer.provide(Layer.mergeAll(
     OperatorConfig.layerConfig,
     LifecycleConfig.layerConfig,
+    EffectivenessConfig.layerConfig,
     LifecycleAudit.layerConfig.pipe(Layer.provide(Metrics.Default)),
     ControllerMetrics.Default,
     Metrics.Default
@@ -152,23 +161,27 @@ export interface InProcessOptions extends LifecycleOverrides {
   readonly storage?: Layer.Layer<Storage>
   /** Receivers and routes of the notification controller (it always runs with the lifecycle). */
   readonly notification?: Partial<NotificationSettings>
+  /** The effectiveness monitor's settings (the platform CR's `monitoring` and `effectivenessMonitor` override them). */
+  readonly effectiveness?: Partial<EffectivenessSettings>
 }
 
 /** The lifecycle controllers in this process against `kubeconfig`, until the layer's scope closes. */
 export const layerInProcess = (options: InProcessOptions) => {
-  const { kubeconfig, namespace, apiGroup = "kubemend.io", audit, storage, notification, ...overrides } = options
+  const { kubeconfig, namespace, apiGroup = "kubemend.io", audit, storage, notification, effectiveness, ...overrides } = options
   const notifications = NotificationsLive.pipe(
     Layer.provide(NotificationConfig.layer(notification)),
     Layer.provide(storage ?? Layer.empty)
   )
+  // With storage, the effectiveness monitor also reads the resolved signals the signal service recorded there.
   const controllers = storage === undefined
     ? Layer.merge(LifecycleLive, notifications)
-    : Layer.mergeAll(LifecycleLive, notifications, StorageControllersLive.pipe(Layer.provide(storage)))
+    : Layer.mergeAll(LifecycleLive.pipe(Layer.provide(storage)), notifications, StorageControllersLive.pipe(Layer.provide(storage)))
   return controllers.pipe(
     Layer.provide(Layer.mergeAll(
       K8sLive.layer({ namespace, apiGroup, kubeconfig }),
       ClusterLive.layer({ apiGroup, kubeconfig }),
       LifecycleConfig.layer(overrides),
+      EffectivenessConfig.layer(effectiveness),
       audit ?? LifecycleAudit.layerLog,
       ControllerMetrics.Default,
       Metrics.Default
