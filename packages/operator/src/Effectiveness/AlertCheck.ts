@@ -1,8 +1,9 @@
 /**
  * The alert component's source: whether the alert that raised the RR still fires. The metrics backend's alerts API
  * (Prometheus `GET /api/v1/alerts`, what the dev metrics backend serves) decides: a matching alert `firing` or
- * `pending` is still active. A match has the RR's `alertname` and agrees on the identifying labels the signal
- * carried (namespace, pod, workload, node, container). Without an answer from the backend, a resolved signal the
+ * `pending` is still active. A match has the RR's `alertname`, agrees on the identifying labels the signal carried
+ * (namespace, pod, workload, node, container), and points at the signal's target (its namespace; its workload label,
+ * or a pod named after it). Without an answer from the backend, a resolved signal the
  * signal service recorded after the remediation (`gateway.signal.resolved` in storage) counts as resolved.
  */
 import { Storage } from "@kubemend/core/Storage"
@@ -22,6 +23,8 @@ export interface AlertQuery {
   readonly signalName: string
   readonly signalType: string | undefined
   readonly signalLabels: Readonly<Record<string, string>>
+  /** The resource that raised the signal. */
+  readonly target: { readonly kind: string; readonly name: string; readonly namespace?: string | undefined }
   /** Clock millis of the remediation; resolved signals before it do not count. */
   readonly since: number
   /** The metrics backend URL in force (the platform CR may override the config). */
@@ -37,9 +40,21 @@ const identifying = ["namespace", "pod", "deployment", "statefulset", "daemonset
 /** Signals that are alerts (Prometheus/Alertmanager); Kubernetes events and interactive RRs have no alert to resolve. */
 const isAlert = (signalType: string | undefined) => signalType === undefined || signalType === "alert" || signalType === "prometheus"
 
+/** The alert's labels point at the signal's target: its namespace, and its workload, pod (by name prefix) or node. */
+const aboutTarget = (labels: Record<string, unknown>, t: AlertQuery["target"]) => {
+  if (labels["namespace"] !== undefined && t.namespace !== undefined && labels["namespace"] !== t.namespace) return false
+  const kind = t.kind.toLowerCase()
+  const named = labels[kind]
+  if (typeof named === "string") return named === t.name
+  const pod = labels["pod"]
+  if (typeof pod === "string") return t.kind === "Pod" ? pod === t.name : pod.startsWith(`${t.name}-`)
+  return true
+}
+
 const matches = (labels: Record<string, unknown>, q: AlertQuery) =>
   labels["alertname"] === q.signalName &&
-  identifying.every((k) => q.signalLabels[k] === undefined || labels[k] === undefined || labels[k] === q.signalLabels[k])
+  identifying.every((k) => q.signalLabels[k] === undefined || labels[k] === undefined || labels[k] === q.signalLabels[k]) &&
+  aboutTarget(labels, q.target)
 
 export class AlertCheck extends Context.Tag("@kubemend/operator/AlertCheck")<AlertCheck, AlertCheckShape>() {
   /** The metrics backend in force, and storage's resolved signals when a Storage service is in the context. */

@@ -205,6 +205,7 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
             signalName: ea.spec.signalName ?? Option.match(spec, { onNone: () => "", onSome: (s) => s.signalName }),
             signalType: Option.getOrUndefined(Option.flatMap(spec, (s) => Option.fromNullable(s.signalType))),
             signalLabels: Option.getOrElse(Option.flatMap(spec, (s) => Option.fromNullable(s.signalLabels)), () => ({})),
+            target: ea.spec.signalTarget,
             since,
             metricsUrl: settings.metricsUrl
           }, known, healthy, now)

@@ -1,0 +1,91 @@
+/**
+ * The effectiveness monitor's events in the real storage service: the lifecycle controllers run on their own (watches,
+ * work queues, the execution simulator) against the dev API server, audit to storage (embedded PostgreSQL) with the
+ * operator's ServiceAccount token, and storage's effectiveness and remediation-history endpoints then answer from
+ * what the monitor measured — a healthy target scores 1, a crash-looping one 0.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { make as makeAlerts } from "@kubemend/core/devkit/Alerts"
+import { DevKube } from "@kubemend/core/devkit/kube/index"
+import * as K8sLive from "@kubemend/core/K8s/Live"
+import { Storage } from "@kubemend/core/Storage"
+import { Duration, Effect, Layer, Logger, LogLevel, Option, Redacted, Schedule } from "effect"
+import { startStorage } from "../../gateway/test/support/StorageProcess.ts"
+import { renderCrds } from "../src/Crds.ts"
+import { LifecycleAudit, layerInProcess } from "../src/Lifecycle/index.ts"
+import { startFakeAgent } from "./lifecycleAgent.ts"
+import { apiGroup, managedNamespace, namespace, rr, workload, workloads } from "./lifecycleHarness.ts"
+
+describe("effectiveness in storage", () => {
+  it.live("a recovered and a still-broken target: storage scores them from the monitor's events", () =>
+    Effect.gen(function* () {
+      const kube = yield* DevKube.scoped({ apiGroup })
+      kube.seed([
+        { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
+        managedNamespace(),
+        ...renderCrds(apiGroup),
+        ...workload("checkout"),
+        ...workload("cart", { ready: 0 })
+      ])
+      const storage = yield* startStorage(kube, namespace)
+      const token = Redacted.make(kube.registerServiceAccountToken("kubemend-operator", "kubemend-operator"))
+      const alerts = yield* makeAlerts({
+        alerts: [{ labels: { alertname: "KubePodCrashLooping", namespace: workloads, pod: "cart-0" }, state: "firing", activeAt: new Date().toISOString() }]
+      })
+      const agent = yield* startFakeAgent
+      agent.script = () => ({ polls: 1, result: { confidence: 0.95 } })
+      const storageLayer = Storage.layer({ baseUrl: storage.url, token })
+      yield* Logger.withMinimumLogLevel(Layer.build(layerInProcess({
+        kubeconfig: kube.kubeConfig(),
+        namespace,
+        apiGroup,
+        agentUrl: agent.url,
+        pollInterval: Duration.millis(20),
+        stabilizationWindow: Duration.millis(200),
+        simulator: { enabled: true, completeAfter: Duration.millis(50) },
+        audit: LifecycleAudit.layerStorage({ baseUrl: storage.url, token }, { flushInterval: Duration.millis(100) }),
+        storage: storageLayer,
+        effectiveness: { metricsUrl: Option.some(alerts.url) }
+      })), LogLevel.Warning)
+      const k8s = yield* K8sLive.make({ namespace, apiGroup, kubeconfig: kube.kubeConfig() })
+      yield* k8s.createCr("remediationrequests", rr("rr-healed"))
+      yield* k8s.createCr("remediationrequests", rr("rr-broken", { fingerprint: "b".repeat(64), target: "cart" }))
+      const outcome = (name: string) =>
+        k8s.getCr("remediationrequests", name).pipe(
+          Effect.map((o) => (o.status as { outcome?: string } | undefined)?.outcome),
+          Effect.filterOrFail((o): o is string => o !== undefined, () => new Error(`${name} has no outcome yet`)),
+          Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("20 seconds")))
+        )
+      expect(yield* outcome("rr-healed")).toBe("Remediated")
+      expect(yield* outcome("rr-broken")).toBe("Inconclusive")
+
+      const client = yield* Effect.provide(Storage, storageLayer)
+      const scored = (name: string) =>
+        client.effectiveness(name).pipe(
+          Effect.filterOrFail((s) => s.assessment_status !== "in_progress", () => new Error("in progress")),
+          Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("15 seconds")))
+        )
+      const healed = yield* scored("rr-healed")
+      expect(healed).toMatchObject({
+        score: 1,
+        assessment_status: "Partial",
+        components: { health_assessed: true, health_score: 1, alert_assessed: true, alert_score: 1, metrics_assessed: false },
+        hash_comparison: { hash_match: null }
+      })
+      expect(healed.hash_comparison?.post_remediation_spec_hash).toMatch(/^sha256:[0-9a-f]{64}$/)
+      const broken = yield* scored("rr-broken")
+      expect(broken).toMatchObject({ score: 0, components: { health_score: 0, alert_score: 0 } })
+      expect(broken.components.health_details).toContain("CrashLoopBackOff")
+
+      const history = yield* client.remediationHistory({ targetKind: "Deployment", targetName: "cart", targetNamespace: workloads })
+      expect(history.tier1.chain).toEqual([
+        expect.objectContaining({
+          remediationUID: "rr-broken",
+          outcome: "Inconclusive",
+          effectivenessScore: 0,
+          signalResolved: false,
+          healthChecks: expect.objectContaining({ crash_loops: true, ready_replicas: 0 })
+        })
+      ])
+    }).pipe(Effect.scoped), { timeout: 120_000 })
+})
