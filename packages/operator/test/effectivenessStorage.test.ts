@@ -77,7 +77,12 @@ describe("effectiveness in storage", () => {
       expect(broken).toMatchObject({ score: 0, components: { health_score: 0, alert_score: 0 } })
       expect(broken.components.health_details).toContain("CrashLoopBackOff")
 
-      const history = yield* client.remediationHistory({ targetKind: "Deployment", targetName: "cart", targetNamespace: workloads })
+      // The RR's completion event may still be in the operator's audit buffer: read until it is there.
+      const history = yield* client.remediationHistory({ targetKind: "Deployment", targetName: "cart", targetNamespace: workloads }).pipe(
+        Effect.filterOrFail((h) => h.tier1.chain[0]?.outcome === "Inconclusive", () => new Error("no outcome yet")),
+        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("15 seconds"))),
+        Effect.orElse(() => client.remediationHistory({ targetKind: "Deployment", targetName: "cart", targetNamespace: workloads }))
+      )
       expect(history.tier1.chain).toEqual([
         expect.objectContaining({
           remediationUID: "rr-broken",
