@@ -10,10 +10,10 @@ import { DevKube } from "@kubemend/core/devkit/kube/index"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Storage } from "@kubemend/core/Storage"
 import { Duration, Effect, Layer, Logger, LogLevel, Option, Redacted, Schedule } from "effect"
-import { startStorage } from "../../gateway/test/support/StorageProcess.ts"
+import { grantStorageClient, startStorage } from "../../gateway/test/support/StorageProcess.ts"
 import { renderCrds } from "../src/Crds.ts"
 import { LifecycleAudit, layerInProcess } from "../src/Lifecycle/index.ts"
-import { startFakeAgent } from "./lifecycleAgent.ts"
+import { fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
 import { apiGroup, managedNamespace, namespace, rr, workload, workloads } from "./lifecycleHarness.ts"
 
 describe("effectiveness in storage", () => {
@@ -28,7 +28,8 @@ describe("effectiveness in storage", () => {
         ...workload("cart", { ready: 0 })
       ])
       const storage = yield* startStorage(kube, namespace)
-      const token = Redacted.make(kube.registerServiceAccountToken("kubemend-operator", "kubemend-operator"))
+      const token = Redacted.make(kube.registerServiceAccountToken(namespace, "kubemend-operator"))
+      grantStorageClient(kube, namespace, "kubemend-operator")
       const alerts = yield* makeAlerts({
         alerts: [{ labels: { alertname: "KubePodCrashLooping", namespace: workloads, pod: "cart-0" }, state: "firing", activeAt: new Date().toISOString() }]
       })
@@ -40,6 +41,7 @@ describe("effectiveness in storage", () => {
         namespace,
         apiGroup,
         agentUrl: agent.url,
+        agentToken: Option.some(Redacted.make(fakeAgentToken)),
         pollInterval: Duration.millis(20),
         stabilizationWindow: Duration.millis(200),
         simulator: { enabled: true, completeAfter: Duration.millis(50) },
