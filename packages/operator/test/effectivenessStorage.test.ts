@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { make as makeAlerts } from "@kubemend/core/devkit/Alerts"
+import { make as makeOpa } from "@kubemend/core/devkit/Opa"
 import { DevKube } from "@kubemend/core/devkit/kube/index"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Storage } from "@kubemend/core/Storage"
@@ -13,6 +14,8 @@ import { Duration, Effect, Layer, Logger, LogLevel, Option, Redacted, Schedule }
 import { grantStorageClient, startStorage } from "../../gateway/test/support/StorageProcess.ts"
 import { renderCrds } from "../src/Crds.ts"
 import { LifecycleAudit, layerInProcess } from "../src/Lifecycle/index.ts"
+import { defaultPolicies } from "../src/Policy/Defaults.ts"
+import { policyModules } from "../src/Policy/PolicySync.ts"
 import { fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
 import { apiGroup, managedNamespace, namespace, rr, workload, workloads } from "./lifecycleHarness.ts"
 
@@ -35,6 +38,7 @@ describe("effectiveness in storage", () => {
       })
       const agent = yield* startFakeAgent
       agent.script = () => ({ polls: 1, result: { confidence: 0.95 } })
+      const opa = yield* makeOpa({ policies: Object.fromEntries(policyModules.map((m) => [m.id, defaultPolicies[m.key]])) })
       const storageLayer = Storage.layer({ baseUrl: storage.url, token })
       yield* Logger.withMinimumLogLevel(Layer.build(layerInProcess({
         kubeconfig: kube.kubeConfig(),
@@ -42,6 +46,7 @@ describe("effectiveness in storage", () => {
         apiGroup,
         agentUrl: agent.url,
         agentToken: Option.some(Redacted.make(fakeAgentToken)),
+        policy: { url: opa.url },
         pollInterval: Duration.millis(20),
         stabilizationWindow: Duration.millis(200),
         simulator: { enabled: true, completeAfter: Duration.millis(50) },
