@@ -7,6 +7,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Layer } from "effect"
 import { AgentApi, AgentOpenApiPath } from "@kubemend/core/AgentApi"
 import { bodyLimit, problemMiddleware } from "@kubemend/core/HttpProblems"
+import { apiHeaders } from "@kubemend/core/ApiHeaders"
 import { drainGuard } from "@kubemend/core/Servers"
 import { AgentAuthLive } from "./Http/Auth.ts"
 import { ConfigHttpLive } from "./Http/Config.ts"
@@ -25,7 +26,7 @@ export const ApiLive = HttpApiBuilder.api(AgentApi).pipe(
 
 /** Serves the API (plus whatever routes `extra` adds to `HttpApiBuilder.Router`) on the current HttpServer. */
 export const serve = <E, R>(extra: Layer.Layer<never, E, R>) =>
-  HttpApiBuilder.serve((app) => drainGuard(bodyLimit(maxBodyBytes)(app))).pipe(
+  HttpApiBuilder.serve((app) => apiHeaders(drainGuard(bodyLimit(maxBodyBytes)(app)))).pipe(
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: AgentOpenApiPath })),
     Layer.provide(problemMiddleware(AgentApi, maxBodyBytes)),
     Layer.provide(extra),

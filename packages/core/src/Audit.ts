@@ -7,13 +7,20 @@
  * those are dropped and counted. NUL, which storage refuses, goes out as U+FFFD. Closing the layer (drain) flushes
  * what is left within `flushTimeout`.
  */
-import { Config, Context, Duration, Effect, Layer, Queue, Ref, Schedule } from "effect"
+import { Config, Context, Duration, Effect, FiberRef, Layer, Option, Queue, Ref, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
+import { currentRequestId } from "./ApiHeaders.ts"
 import { duration, intInRange } from "./Config.ts"
 import { holdsNul, mapJsonStrings } from "./JsonDepth.ts"
 import { Metrics } from "./Metrics.ts"
 import { Storage } from "./Storage.ts"
 import type { AuditEventInput } from "./StorageApi.ts"
+
+/** The request an event was emitted while serving (`event_data.request_id`), unless the event names one. */
+const withRequestId = (event: AuditEventInput, requestId: Option.Option<string>): AuditEventInput =>
+  Option.isNone(requestId) || "request_id" in event.event_data
+    ? event
+    : { ...event, event_data: { ...event.event_data, request_id: requestId.value } }
 
 export interface AuditSettings {
   /** The emitting service; the `service` label of `audit_events_dropped_total`. */
@@ -167,7 +174,8 @@ const make = Effect.gen(function* () {
 
   return {
     emit: (event) =>
-      Queue.offer(queue, event.event_id === undefined ? { ...event, event_id: randomUUID() } : event).pipe(
+      Effect.flatMap(FiberRef.get(currentRequestId), (requestId) =>
+        Queue.offer(queue, withRequestId(event.event_id === undefined ? { ...event, event_id: randomUUID() } : event, requestId))).pipe(
         Effect.flatMap((accepted) => (accepted ? Effect.void : drop(1)))
       ),
     flush

@@ -12,7 +12,7 @@
  */
 import { HttpApi, HttpRouter, HttpServerRequest } from "@effect/platform"
 import type { HttpApiGroup } from "@effect/platform"
-import { Clock, Context, Data, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Context, Data, Duration, Effect, FiberRef, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { Auth, type Principal } from "./Auth.ts"
 import { type DependencyUnavailable, Forbidden, Unauthenticated } from "./Errors.ts"
@@ -20,6 +20,7 @@ import type { ForbiddenProblem, ServiceUnavailableProblem, UnauthorizedProblem }
 import { AccessRule, type AccessRuleShape, grantResource } from "./EndpointAccess/Rule.ts"
 import { Sar, type SarAttributes } from "./Sar.ts"
 import { toProblem } from "./Wire.ts"
+import { currentRequestId } from "./ApiHeaders.ts"
 
 export { AccessRule, type AccessRuleShape, auditGrants, grantResource } from "./EndpointAccess/Rule.ts"
 
@@ -176,12 +177,6 @@ export const denialEvent = (d: Denial, now: Date) => ({
   }
 })
 
-/** The request id a caller sent (`X-Request-Id`), bounded and printable, or none. */
-export const requestIdOf = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
-  const id = headers["x-request-id"]?.trim()
-  return id !== undefined && /^[\x21-\x7e]{1,128}$/.test(id) ? id : undefined
-}
-
 /**
  * The body of a service's security middleware: checks the current request against its route's rule, audits every
  * 401/403 through `emit` (never blocking: emitters buffer), and fails with the RFC 7807 problem.
@@ -198,7 +193,7 @@ export const guardRequest = (
       Effect.tapError((refused) =>
         refused.error._tag === "DependencyUnavailable"
           ? Effect.void
-          : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          : Effect.flatMap(Effect.zip(Clock.currentTimeMillis, FiberRef.get(currentRequestId)), ([now, requestId]) =>
             emit(denialEvent({
               service,
               method: request.method,
@@ -207,7 +202,7 @@ export const guardRequest = (
               reason: refused.error._tag === "Unauthenticated" ? `${refused.error.reason}: ${refused.error.detail ?? ""}` : refused.error.detail ?? "forbidden",
               user: refused.user,
               clientIp: Option.getOrUndefined(request.remoteAddress),
-              requestId: requestIdOf(request.headers)
+              requestId: Option.getOrUndefined(requestId)
             }, new Date(now))))),
       Effect.catchAll((refused) =>
         Effect.flatMap(toProblem(refused.error), (p) => Effect.fail(p as UnauthorizedProblem | ForbiddenProblem | ServiceUnavailableProblem)))

@@ -4,8 +4,9 @@
  * correlation id the RR or session when known). Emitting never blocks or fails a request; where events go is a
  * layer choice: the core Audit layer (batched to storage), the log, or a recording for tests.
  */
-import { Clock, Context, Effect, Layer, Ref } from "effect"
+import { Clock, Context, Effect, FiberRef, Layer, Option, Ref } from "effect"
 import { randomUUID } from "node:crypto"
+import { currentRequestId } from "@kubemend/core/ApiHeaders"
 import type { AuditEventRequest } from "@kubemend/core/domain/Audit"
 
 export interface AuditEntry {
@@ -38,6 +39,11 @@ const actions: Readonly<Record<string, string>> = {
 
 export const eventTypeOf = (type: string) => `apifrontend.${type}`
 
+/** The entry with the id of the request being served (`data.request_id`, the answer's `X-Request-Id`). */
+const stamped = (entry: AuditEntry) =>
+  Effect.map(FiberRef.get(currentRequestId), (id): AuditEntry =>
+    Option.isNone(id) || "request_id" in entry.data ? entry : { ...entry, data: { ...entry.data, request_id: id.value } })
+
 /** The storage envelope of an entry. */
 export const toAuditEvent = (entry: AuditEntry, now: Date): AuditEventRequest => ({
   version: "1.0",
@@ -64,8 +70,8 @@ export class GatewayAudit extends Context.Tag("@kubemend/gateway/GatewayAudit")<
   /** Hands each event to `sink` (for instance the core Audit layer's non-blocking `emit`). */
   static readonly fromSink = (sink: (event: AuditEventRequest) => Effect.Effect<void>): GatewayAuditShape => ({
     emit: (entry) =>
-      Clock.currentTimeMillis.pipe(
-        Effect.flatMap((now) => sink(toAuditEvent(entry, new Date(now)))),
+      Effect.zip(Clock.currentTimeMillis, stamped(entry)).pipe(
+        Effect.flatMap(([now, e]) => sink(toAuditEvent(e, new Date(now)))),
         Effect.catchAllCause((cause) => Effect.logWarning("audit emit failed", cause))
       )
   })
@@ -85,7 +91,7 @@ export class RecordedAudit extends Context.Tag("@kubemend/gateway/RecordedAudit"
   static readonly layer = Layer.effectContext(
     Effect.gen(function* () {
       const ref = yield* Ref.make<ReadonlyArray<AuditEntry>>([])
-      return Context.make(GatewayAudit, { emit: (entry: AuditEntry) => Ref.update(ref, (xs) => [...xs, entry]) }).pipe(
+      return Context.make(GatewayAudit, { emit: (entry: AuditEntry) => Effect.flatMap(stamped(entry), (e) => Ref.update(ref, (xs) => [...xs, e])) }).pipe(
         Context.add(RecordedAudit, { entries: Ref.get(ref), clear: Ref.set(ref, []) })
       )
     })

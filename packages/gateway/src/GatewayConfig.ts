@@ -54,6 +54,11 @@ export interface GatewaySettings {
   readonly maxBodyBytes: number
   /** Browser origins allowed to call (DNS rebinding defence); `*` allows any. Requests without `Origin` pass. */
   readonly allowedOrigins: ReadonlyArray<string>
+  /**
+   * Peers whose `X-Forwarded-For` is believed for the client address (per-IP limits, audit): the console proxy, an
+   * ingress, a Route. Empty: the socket's peer, always.
+   */
+  readonly trustedProxyCIDRs: ReadonlyArray<string>
   /** Deadline of one tool call unless overridden. */
   readonly toolTimeout: Duration.Duration
   /** Per-tool deadlines, keyed by tool name with or without the prefix. */
@@ -103,6 +108,7 @@ const defaults: GatewaySettings = {
   rateLimit: { ipRequestsPerSec: 50, userRequestsPerSec: 20, toolCallsPerMinute: 60, maxConcurrentSessions: 100, maxSessionsPerUser: 10 },
   maxBodyBytes: 1024 * 1024,
   allowedOrigins: [],
+  trustedProxyCIDRs: [],
   toolTimeout: Duration.seconds(30),
   toolTimeouts: new Map(),
   watchMaxDuration: Duration.minutes(15),
@@ -178,6 +184,7 @@ export const gatewayConfig: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault(defaults.maxBodyBytes)
   ),
   allowedOrigins: Config.array(Config.string(), "allowedOrigins").pipe(Config.withDefault([] as ReadonlyArray<string>)),
+  trustedProxyCIDRs: Config.array(Config.string(), "trustedProxyCIDRs").pipe(Config.withDefault([] as ReadonlyArray<string>)),
   tools: toolsConfig,
   sessionIdleTimeout: duration("sessionIdleTimeout").pipe(Config.nested("mcp"), Config.withDefault(defaults.sessionIdleTimeout)),
   sseMaxBufferedBytes: positive("sseMaxBufferedBytes").pipe(Config.nested("mcp"), Config.withDefault(defaults.sseMaxBufferedBytes)),

@@ -7,6 +7,7 @@ import { HttpMiddleware, HttpRouter, HttpServer, HttpServerError, HttpServerRequ
 import { Cause, Clock, Effect, Layer } from "effect"
 import { InternalError } from "@kubemend/core/Errors"
 import { noRoute } from "@kubemend/core/HttpProblems"
+import { apiHeaders } from "@kubemend/core/ApiHeaders"
 import { drainGuard } from "@kubemend/core/Servers"
 import { problemResponse } from "@kubemend/core/Wire"
 import { stripImpersonation } from "./Edge/Chain.ts"
@@ -66,6 +67,6 @@ export const serveGateway = <E = never, R = never, RR = never>(
     Effect.gen(function* () {
       const mcp = yield* McpRoutes
       const extra = yield* Effect.all(routers)
-      return HttpServer.serve(concatAll(mcp, extra).pipe(lastAnswers, stripImpersonation, drainGuard, requestMetrics))
+      return HttpServer.serve(concatAll(mcp, extra).pipe(lastAnswers, stripImpersonation, drainGuard, requestMetrics, apiHeaders))
     })
   )

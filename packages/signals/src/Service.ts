@@ -10,6 +10,7 @@ import { InternalError } from "@kubemend/core/Errors"
 import { noRoute } from "@kubemend/core/HttpProblems"
 import { K8s } from "@kubemend/core/K8s"
 import { Metrics } from "@kubemend/core/Metrics"
+import { apiHeaders } from "@kubemend/core/ApiHeaders"
 import { drainGuard, OpsServersLive, Readiness, serveWithDrain } from "@kubemend/core/Servers"
 import { problemResponse } from "@kubemend/core/Wire"
 import { Cause, Effect, Layer } from "effect"
@@ -33,7 +34,7 @@ const lastAnswers = HttpMiddleware.make((app) =>
       }))
   ))
 
-const ApiLive = Layer.unwrapEffect(Effect.map(SignalRoutes, (router) => HttpServer.serve(router.pipe(lastAnswers, drainGuard))))
+const ApiLive = Layer.unwrapEffect(Effect.map(SignalRoutes, (router) => HttpServer.serve(router.pipe(lastAnswers, drainGuard, apiHeaders))))
 
 const ReadinessLive = Layer.effectDiscard(
   Effect.gen(function* () {

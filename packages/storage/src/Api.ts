@@ -4,6 +4,7 @@
  * health 8081 with a database readiness check, metrics 9090) with the drain on top.
  */
 import { HttpApiBuilder } from "@effect/platform"
+import { apiHeaders } from "@kubemend/core/ApiHeaders"
 import { Drain } from "@kubemend/core/Drain"
 import { bodyLimit, problemMiddleware } from "@kubemend/core/HttpProblems"
 import { Metrics } from "@kubemend/core/Metrics"
@@ -60,7 +61,7 @@ const ReadinessLive = Layer.effectDiscard(
 
 /** The API on the API listener; new requests get 503 while draining. */
 const ServeLive = HttpApiBuilder.serve((app) =>
-  Effect.flatMap(StorageConfig, (c) => drainGuard(requestMetrics(bodyLimit(c.maxBodyBytes)(app))))
+  Effect.flatMap(StorageConfig, (c) => apiHeaders(drainGuard(requestMetrics(bodyLimit(c.maxBodyBytes)(app)))))
 ).pipe(
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: StorageOpenApiPath })),
   Layer.provide(ApiLive),

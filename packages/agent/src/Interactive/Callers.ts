@@ -9,7 +9,7 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { Audit } from "@kubemend/core/Audit"
 import { Auth } from "@kubemend/core/Auth"
-import { requestIdOf } from "@kubemend/core/EndpointAccess"
+import { requestIdOf } from "@kubemend/core/ApiHeaders"
 import { Unauthenticated } from "@kubemend/core/Errors"
 import { K8s } from "@kubemend/core/K8s"
 

@@ -13,7 +13,7 @@ import { Sar } from "@kubemend/core/Sar"
 import { problemResponse } from "@kubemend/core/Wire"
 import { A2aConfig, type A2aSettings } from "../A2a/Config.ts"
 import { type AgentTool, AgentTools } from "../A2a/AgentTools.ts"
-import { clientIpOf, Edge } from "../Edge/Chain.ts"
+import { Edge } from "../Edge/Chain.ts"
 
 export const cardPath = "/.well-known/agent-card.json"
 
@@ -79,12 +79,13 @@ export const cardHandler = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const settings = yield* A2aConfig
   // Authentication is optional here: no token or an unusable one gets the shell card, never a 401.
-  const identified = yield* Effect.either((yield* Edge).identifyOptional(request, cardPath))
+  const edge = yield* Edge
+  const identified = yield* Effect.either(edge.identifyOptional(request, cardPath))
   if (Either.isLeft(identified)) return yield* problemResponse(identified.left)
   const principal = Option.getOrUndefined(identified.right)?.principal
   const skills = principal === undefined ? [] : yield* skillsFor(principal)
   yield* Effect.logDebug("agent card accessed").pipe(
-    Effect.annotateLogs({ audit: "discovery.agent_card_accessed", source_ip: clientIpOf(request), scoped: principal !== undefined })
+    Effect.annotateLogs({ audit: "discovery.agent_card_accessed", source_ip: edge.clientIp(request), scoped: principal !== undefined })
   )
   return HttpServerResponse.unsafeJson(agentCard(settings, baseUrlOf(settings, request), skills), {
     headers: { "cache-control": "no-cache", vary: "Authorization" }

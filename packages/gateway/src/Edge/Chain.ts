@@ -13,6 +13,7 @@ import { createHash } from "node:crypto"
 import { Auth, type Principal } from "@kubemend/core/Auth"
 import { type DomainError, Forbidden } from "@kubemend/core/Errors"
 import { Sar } from "@kubemend/core/Sar"
+import { makeTrustedProxies } from "@kubemend/core/TrustedProxies"
 import { problemResponse } from "@kubemend/core/Wire"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
@@ -32,9 +33,12 @@ export interface Caller {
   readonly token: Redacted.Redacted<string>
 }
 
-/** The address the request came from (IPv4-mapped IPv6 shown as IPv4). */
-export const clientIpOf = (request: HttpServerRequest.HttpServerRequest): string =>
-  Option.getOrElse(request.remoteAddress, () => "unknown").replace(/^::ffff:/, "")
+/**
+ * The address the request came from: the socket's peer, or the forwarded client when that peer is a trusted proxy
+ * (core `TrustedProxies`).
+ */
+export const clientIpOf = (request: HttpServerRequest.HttpServerRequest, proxies: ReturnType<typeof makeTrustedProxies>): string =>
+  proxies.clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"]) ?? "unknown"
 
 /** How long a verified token is reused without a new signature check, in milliseconds. */
 const verifiedTokenTTL = 30_000
@@ -64,6 +68,7 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
     const limits = yield* RateLimits
     const audit = yield* GatewayAudit
     const config = yield* GatewayConfig
+    const proxies = makeTrustedProxies(config.trustedProxyCIDRs)
 
     // ServiceAccount tokens are not from a configured issuer; TokenReview vouches for them instead.
     const verify = (header: string | undefined) =>
@@ -90,7 +95,7 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
 
     /** Origin and per-IP limit: what every request pays before its token is looked at. */
     const admit = Effect.fn("Edge.admit")(function* (request: HttpServerRequest.HttpServerRequest, endpoint: string) {
-      const clientIp = clientIpOf(request)
+      const clientIp = clientIpOf(request, proxies)
       yield* checkOrigin(request.headers["origin"], config.allowedOrigins)
       yield* limits.ip(clientIp).pipe(Effect.tapError(() => audit.emit({
         type: "ratelimit.denied", outcome: "failure", clientIp, data: { scope: "ip", endpoint }
@@ -172,7 +177,8 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
           ? Effect.map(problemResponse(e), HttpServerResponse.setHeader("connection", "close"))
           : problemResponse(e)))
 
-    return { admit, identify, identifyOptional, consoleAllowed, guard, serve, authenticate } as const
+    const clientIp = (request: HttpServerRequest.HttpServerRequest) => clientIpOf(request, proxies)
+    return { admit, identify, identifyOptional, consoleAllowed, guard, serve, authenticate, clientIp } as const
   })
 }) {}
 

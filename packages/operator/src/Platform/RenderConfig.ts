@@ -129,6 +129,8 @@ const renderGateway = (spec: PlatformSpec, ctx: RenderContext): Record<string, u
       })
     }),
     rateLimit: { ...af.rateLimit },
+    // One proxy list for the platform (the console proxy, ingress or Route in front of both listeners).
+    ...(spec.gateway.config.trustedProxyCIDRs?.length ? { trustedProxyCIDRs: [...spec.gateway.config.trustedProxyCIDRs] } : {}),
     auth: defined({
       issuerURL: af.auth.issuerURL,
       audience: af.auth.audience,
