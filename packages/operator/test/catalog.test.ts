@@ -14,7 +14,7 @@ import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { startStorage } from "../../gateway/test/support/StorageProcess.ts"
+import { grantStorageClient, startStorage } from "../../gateway/test/support/StorageProcess.ts"
 import { CatalogControllerLive } from "../src/Catalog/CatalogController.ts"
 import * as ClusterLive from "../src/Cluster/Live.ts"
 import { ControllerMetrics } from "../src/ControllerMetrics.ts"
@@ -124,16 +124,21 @@ describe("catalog controller", () => {
       const rw = () => kube.get(`${apiGroup}/v1alpha1`, "RemediationWorkflow", "rollback-deployment", namespace) as KubeObject | undefined
       const statusOf = () => (rw()?.status ?? {}) as Record<string, any>
       const registered = (c: any) => (c.conditions ?? []).find((x: any) => x.type === "Registered")
-      const until = (what: string, done: () => boolean) =>
+      const until = (what: string, done: () => boolean, within: Duration.DurationInput = "20 seconds") =>
         Effect.sync(done).pipe(
           Effect.filterOrFail((ok) => ok, () => new Error(`timed out waiting for ${what}: ${JSON.stringify(rw()?.status)}`)),
-          Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("20 seconds")))
+          Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo(within)))
         )
 
       // 1. One file, applied as a platform user would.
       Fs.writeFileSync(file, workflowFile({ version: "1.0.0", what: "Rolls back the Deployment" }))
       yield* kubectl(adminConfig, "apply", "-f", file)
-      yield* until("registration", () => registered(statusOf())?.status === "True")
+      // Before the operator's storage-client grant, storage refuses it, and the resource says so.
+      yield* until("the refusal by storage", () => registered(statusOf())?.reason === "CatalogRefused")
+      expect(registered(statusOf())).toMatchObject({ status: "False", message: expect.stringContaining("may not POST /api/v1/") })
+      grantStorageClient(kube, "kubemend-operator", "kubemend-operator")
+      // Storage reuses its SubjectAccessReview answer, the refusal too, for up to 30 s.
+      yield* until("registration", () => registered(statusOf())?.status === "True", "50 seconds")
       const first = statusOf()
       expect(first).toMatchObject({ catalogStatus: "Active", workflowId: expect.stringMatching(/^[0-9a-f-]{36}$/), contentHash: expect.stringMatching(/^[0-9a-f]{64}$/) })
       expect(rw()!.metadata.finalizers).toContain(`${apiGroup}/catalog`)

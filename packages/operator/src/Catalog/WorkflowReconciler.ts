@@ -10,6 +10,8 @@
  *   `spec.version` registers the change. Not requeued: only a new spec can change the answer.
  * - Refused content (unknown or disabled action type, invalid document): `Registered=False, ValidationFailed`,
  *   retried after `retryInvalid` (the action type may be applied a moment later) and when an ActionType registers.
+ * - Storage refused the controller (401/403) or is down: `Registered=False, CatalogRefused` / `CatalogUnavailable`,
+ *   retried with backoff.
  * - Deleted: a finalizer holds the resource until its catalog entry is disabled.
  * - Up to date: the catalog entry is read back every resync, so a wiped catalog is registered again and a status
  *   change made over the REST API (disabled, deprecated) shows in `catalogStatus`.
@@ -98,7 +100,10 @@ export class WorkflowReconciler extends Effect.Service<WorkflowReconciler>()("@k
         Effect.map((r) => ({ _tag: "Registered" as const, ...r })),
         Effect.catchTags({
           ContentIntegrityViolation: () => Effect.succeed({ _tag: "ContentChanged" as const }),
-          ValidationError: (e) => Effect.succeed({ _tag: "Invalid" as const, detail: e.detail })
+          ValidationError: (e) => Effect.succeed({ _tag: "Invalid" as const, detail: e.detail }),
+          // Say so in status (a user who applied the file sees why nothing registers), then retry with backoff.
+          Unauthenticated: (e) => Effect.succeed({ _tag: "Unreachable" as const, reason: "CatalogRefused", detail: e.detail, cause: e }),
+          DependencyUnavailable: (e) => Effect.succeed({ _tag: "Unreachable" as const, reason: "CatalogUnavailable", detail: e.detail, cause: e })
         })
       )
       const now = yield* Clock.currentTimeMillis
@@ -142,6 +147,12 @@ export class WorkflowReconciler extends Effect.Service<WorkflowReconciler>()("@k
           yield* Effect.logWarning("RemediationWorkflow refused by the catalog").pipe(
             Effect.annotateLogs({ detail: outcome.detail, retryAfter: formatGoDuration(settings.retryInvalid) }))
           return { requeueAfter: settings.retryInvalid } satisfies Reconciled
+        case "Unreachable":
+          yield* writeStatus(ref, o, {
+            fields: {},
+            condition: { type: "Registered", status: "False", reason: outcome.reason, message: `storage's catalog: ${outcome.detail}`.slice(0, 4000) }
+          })
+          return yield* Effect.fail(outcome.cause)
       }
     })
 
