@@ -7,7 +7,8 @@ import { actions, K8sMemory } from "../src/K8s/Memory.ts"
 import { redactSecret } from "../src/K8s/Redact.ts"
 import * as RestMapper from "../src/K8s/RestMapper.ts"
 import { HttpFailure, parseRetryAfter } from "../src/K8s/Retry.ts"
-import { matchesFields, matchesLabels, mergePatch } from "../src/K8s/Selectors.ts"
+import { mergePatch } from "../src/K8s/MergePatch.ts"
+import { matchesFields, matchesLabels } from "../src/K8s/Selectors.ts"
 import { informer, type RawWatchEvent } from "../src/K8s/Watch.ts"
 
 const obj = (name: string, rv: string, labels: Record<string, string> = {}): KubeObject => ({

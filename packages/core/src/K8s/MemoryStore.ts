@@ -6,7 +6,7 @@
 import { Duration, Effect, PubSub, Ref } from "effect"
 import type { KubeObject } from "../K8s.ts"
 import { HttpFailure } from "./Retry.ts"
-import { mergePatch } from "./Selectors.ts"
+import { mergePatch } from "./MergePatch.ts"
 
 /** One request the store received; `plural` carries a subresource as `plural/status`. */
 export interface K8sAction {

@@ -1,5 +1,5 @@
 /**
- * Label and field selectors and JSON merge-patch, as the API server applies them; the in-memory layer uses these so
+ * Label and field selectors, as the API server applies them; the in-memory layer uses these so
  * its answers match a real server's.
  */
 import type { KubeObject } from "../K8s.ts"
@@ -71,17 +71,3 @@ const fieldValue = (o: KubeObject, path: string): string | undefined => {
 /** Field selectors support `=`, `==` and `!=` on dotted paths (`metadata.name`, `involvedObject.kind`, `reason`). */
 export const matchesFields = (o: KubeObject, selector: string | undefined): boolean =>
   selector === undefined || matches(splitTerms(selector).map(parseTerm), (k) => fieldValue(o, k) ?? "")
-
-const isPlainObject = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
-
-/** RFC 7386 JSON merge-patch: objects merge recursively, `null` deletes, anything else replaces. */
-export const mergePatch = (target: unknown, patch: unknown): unknown => {
-  if (!isPlainObject(patch)) return patch
-  const result: Record<string, unknown> = isPlainObject(target) ? { ...target } : {}
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete result[k]
-    else result[k] = mergePatch(result[k], v)
-  }
-  return result
-}

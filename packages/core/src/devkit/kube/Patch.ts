@@ -1,4 +1,4 @@
-/** JSON merge patch (RFC 7386) and JSON patch (RFC 6902) over plain JSON values. */
+/** JSON patch (RFC 6902) over plain JSON values; JSON merge patch (RFC 7386) is core's K8s/MergePatch.ts. */
 import { ApiError, badRequest } from "./Status.ts"
 
 type Json = unknown
@@ -8,16 +8,7 @@ const isObject = (v: Json): v is JsonObject => typeof v === "object" && v !== nu
 
 export const clone = <A>(value: A): A => structuredClone(value)
 
-/** RFC 7386: objects merge recursively, `null` removes a key, anything else replaces. */
-export const mergePatch = (target: Json, patch: Json): Json => {
-  if (!isObject(patch)) return clone(patch)
-  const result: JsonObject = isObject(target) ? { ...target } : {}
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key]
-    else result[key] = mergePatch(result[key], value)
-  }
-  return result
-}
+export { mergePatch } from "../../K8s/MergePatch.ts"
 
 export const deepEqual = (a: Json, b: Json): boolean => {
   if (a === b) return true
