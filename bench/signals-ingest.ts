@@ -11,6 +11,7 @@
  *
  *   node --import tsx bench/signals-ingest.ts
  *   REQUESTS=2000 BATCH_REQUESTS=100 CONCURRENCY=8 node --import tsx bench/signals-ingest.ts
+ *   PROFILE_DIR=/tmp/prof node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/signals-ingest.ts   # where the time goes
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { DevKube } from "@kubemend/core/devkit/kube/index"
@@ -117,7 +118,9 @@ const service = (mode: "signals" | "baseline", kubeconfig: string) =>
   Effect.map(
     Effect.acquireRelease(
       Effect.async<{ readonly child: ChildProcess; readonly port: number }>((resume) => {
-        const child = spawn(process.execPath, ["--import", "tsx", new URL("./support/signals-service.ts", import.meta.url).pathname], {
+        // PROFILE_DIR=<dir>: the service writes a CPU profile there when it stops.
+        const profile = process.env["PROFILE_DIR"] === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env["PROFILE_DIR"]}`]
+        const child = spawn(process.execPath, [...profile, "--import", "tsx", new URL("./support/signals-service.ts", import.meta.url).pathname], {
           env: { ...process.env, BENCH_MODE: mode, BENCH_KUBECONFIG: kubeconfig },
           stdio: ["ignore", "pipe", "inherit"]
         })
