@@ -12,12 +12,16 @@ import { canonicalJson } from "./CanonicalJson.ts"
 
 const envelope = new Set(["apiVersion", "kind", "metadata", "status"])
 
-/** The part of `object` the hash covers. */
-export const declaredState = (object: { readonly [key: string]: unknown }): unknown =>
-  object["spec"] !== undefined
-    ? object["spec"]
-    : Object.fromEntries(Object.entries(object).filter(([k]) => !envelope.has(k)))
+/** The part of `object` the hash covers (a value that is not an object is hashed as it is). */
+const declaredState = (object: unknown): unknown => {
+  if (typeof object !== "object" || object === null || Array.isArray(object)) return object ?? null
+  const o = object as Record<string, unknown>
+  return o["spec"] !== undefined ? o["spec"] : Object.fromEntries(Object.entries(o).filter(([k]) => !envelope.has(k)))
+}
 
-/** `sha256:<64 hex>` of the object's declared state. */
-export const specHash = (object: { readonly [key: string]: unknown }): string =>
+/**
+ * `sha256:<64 hex>` of the object's declared state. Pass the whole object: for a kind without `.spec` (ConfigMap)
+ * the declared state is its `data`; a `.spec` passed alone hashes the same as its object.
+ */
+export const specHash = (object: unknown): string =>
   `sha256:${createHash("sha256").update(canonicalJson(declaredState(object))).digest("hex")}`
