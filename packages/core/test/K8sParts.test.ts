@@ -8,7 +8,7 @@ import { redactSecret } from "../src/K8s/Redact.ts"
 import * as RestMapper from "../src/K8s/RestMapper.ts"
 import { HttpFailure, parseRetryAfter } from "../src/K8s/Retry.ts"
 import { mergePatch } from "../src/K8s/MergePatch.ts"
-import { matchesFields, matchesLabels } from "../src/K8s/Selectors.ts"
+import { labelFilter, matchesFields } from "../src/K8s/Selectors.ts"
 import { informer, type RawWatchEvent } from "../src/K8s/Watch.ts"
 
 const obj = (name: string, rv: string, labels: Record<string, string> = {}): KubeObject => ({
@@ -139,9 +139,16 @@ describe("REST mapper", () => {
 describe("selectors, merge-patch, redaction, Retry-After", () => {
   it("label and field selectors", () => {
     const o = { ...obj("a", "1", { app: "x", tier: "web" }), reason: "BackOff" }
-    expect(matchesLabels(o, "app=x,tier in (web,db)")).toBe(true)
-    expect(matchesLabels(o, "app=x,!tier")).toBe(false)
-    expect(matchesLabels(o, "app notin (y),env!=prod")).toBe(true)
+    const matchesLabels = (selector: string) => {
+      const filter = labelFilter(selector)
+      if (filter instanceof HttpFailure) throw new Error(filter.message)
+      return filter(o)
+    }
+    expect(matchesLabels("app=x,tier in (web,db)")).toBe(true)
+    expect(matchesLabels("app=x,!tier")).toBe(false)
+    expect(matchesLabels("app notin (y),env!=prod")).toBe(true)
+    // A selector the API server refuses is its 400, not an empty list.
+    expect(labelFilter("app=x,bad key")).toMatchObject({ status: 400, message: expect.stringContaining("invalid label key") })
     expect(matchesFields(o, "metadata.name=a,reason=BackOff")).toBe(true)
     expect(matchesFields(o, "reason!=BackOff")).toBe(false)
   })

@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import type { K8sService, KubeObject } from "@kubemend/core/K8s"
+import { type LabelSelector, matchLabels, selectorRequirements } from "@kubemend/core/K8s/LabelSelector"
 import type { TargetRef } from "./Run.ts"
 
 const rec = (v: unknown): Record<string, unknown> => (typeof v === "object" && v !== null ? (v as Record<string, unknown>) : {})
@@ -12,12 +13,9 @@ const strings = (v: unknown): Record<string, string> => rec(v) as Record<string,
 
 const hasKey = (m: Record<string, string>, test: (k: string) => boolean) => Object.keys(m).some(test)
 
-/** Labels every selector in `selector.matchLabels` finds in `labels`. */
-const selects = (selector: unknown, labels: Record<string, string>) => {
-  const match = strings(rec(selector)["matchLabels"])
-  const keys = Object.keys(match)
-  return keys.length > 0 && keys.every((k) => labels[k] === match[k])
-}
+/** A PodDisruptionBudget's `selector` (policy/v1: empty selects every pod, absent selects none) finds `labels`. */
+const selects = (selector: unknown, labels: Record<string, string>) =>
+  typeof selector === "object" && selector !== null && matchLabels(selectorRequirements(selector as LabelSelector), labels)
 
 export const detect = (k8s: K8sService, target: TargetRef, chain: ReadonlyArray<TargetRef>) =>
   Effect.gen(function* () {

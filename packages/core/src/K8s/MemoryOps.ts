@@ -7,7 +7,7 @@ import type { KubeList, KubeObject } from "../K8s.ts"
 import { type Change, type K8sAction, type MemoryStore, patchObject, type Signal } from "./MemoryStore.ts"
 import { apiVersionOf, type ResourceMapping } from "./RestMapper.ts"
 import { HttpFailure } from "./Retry.ts"
-import { matchesFields, matchesLabels } from "./Selectors.ts"
+import { labelFilter, matchesFields } from "./Selectors.ts"
 import type { RawWatchEvent } from "./Watch.ts"
 
 export type Run = <A>(
@@ -50,10 +50,14 @@ export const makeOps = (env: {
   const get = (resource: string, kind: string, namespace: string, name: string) =>
     store.get(resource, namespace, name) ?? notFound(kind, name)
 
-  const list = (resource: string, namespace: string, label?: string, field?: string): KubeList => ({
-    items: store.list(resource, namespace).filter((o) => matchesLabels(o, label) && matchesFields(o, field)),
-    resourceVersion: String(store.rv)
-  })
+  const list = (resource: string, namespace: string, label?: string, field?: string): KubeList | HttpFailure => {
+    const byLabels = labelFilter(label)
+    if (byLabels instanceof HttpFailure) return byLabels
+    return {
+      items: store.list(resource, namespace).filter((o) => byLabels(o) && matchesFields(o, field)),
+      resourceVersion: String(store.rv)
+    }
+  }
 
   /** Status is the status subresource's business: a create or an object patch never sets it. */
   const create = (resource: string, body: KubeObject, now: number): KubeObject | HttpFailure => {
@@ -134,7 +138,9 @@ export const makeOps = (env: {
       }
       const replayedUpTo = store.rv
       const relevant = (c: Change) => c.resource === resource && c.namespace === namespace
-      const matches = (o: KubeObject) => matchesLabels(o, label) && matchesFields(o, field)
+      const byLabels = labelFilter(label)
+      if (byLabels instanceof HttpFailure) return yield* Effect.fail(byLabels)
+      const matches = (o: KubeObject) => byLabels(o) && matchesFields(o, field)
       const toEvent = (c: Change) => (relevant(c) ? view(c, matches) : undefined)
       const backlog = store.log.filter((c) => c.rv > from).map(toEvent).filter((e) => e !== undefined)
       const changes = Stream.fromQueue(live).pipe(

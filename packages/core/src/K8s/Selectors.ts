@@ -1,30 +1,15 @@
 /**
- * Label and field selectors, as the API server applies them; the in-memory layer uses these so
- * its answers match a real server's.
+ * Label selectors (LabelSelector.ts) and field selectors, as the API server applies them; the in-memory layer uses
+ * these so its answers match a real server's.
  */
 import type { KubeObject } from "../K8s.ts"
+import { LabelSelectorError, matchLabels, parseLabelSelector, splitTop } from "./LabelSelector.ts"
+import { HttpFailure } from "./Retry.ts"
 
 type Requirement =
   | { readonly op: "=" | "!="; readonly key: string; readonly value: string }
   | { readonly op: "in" | "notin"; readonly key: string; readonly values: ReadonlyArray<string> }
   | { readonly op: "exists" | "!exists"; readonly key: string }
-
-/** Splits on commas outside parentheses (`a in (x,y),b=c`). */
-const splitTerms = (selector: string): Array<string> => {
-  const terms: Array<string> = []
-  let depth = 0
-  let current = ""
-  for (const ch of selector) {
-    if (ch === "(") depth++
-    if (ch === ")") depth--
-    if (ch === "," && depth === 0) {
-      terms.push(current)
-      current = ""
-    } else current += ch
-  }
-  terms.push(current)
-  return terms.map((t) => t.trim()).filter((t) => t !== "")
-}
 
 const parseTerm = (term: string): Requirement => {
   const set = /^(\S+)\s+(in|notin)\s*\(([^)]*)\)$/.exec(term)
@@ -56,8 +41,16 @@ const matches = (requirements: ReadonlyArray<Requirement>, lookup: (key: string)
     }
   })
 
-export const matchesLabels = (o: KubeObject, selector: string | undefined): boolean =>
-  selector === undefined || matches(splitTerms(selector).map(parseTerm), (k) => o.metadata.labels?.[k])
+/** The label selector as a filter, or the API server's 400 for a selector it refuses. */
+export const labelFilter = (selector: string | undefined): ((o: KubeObject) => boolean) | HttpFailure => {
+  try {
+    const requirements = parseLabelSelector(selector)
+    return (o) => matchLabels(requirements, o.metadata.labels)
+  } catch (e) {
+    if (e instanceof LabelSelectorError) return new HttpFailure({ status: 400, message: e.message })
+    throw e
+  }
+}
 
 const fieldValue = (o: KubeObject, path: string): string | undefined => {
   let cur: unknown = o
@@ -70,4 +63,4 @@ const fieldValue = (o: KubeObject, path: string): string | undefined => {
 
 /** Field selectors support `=`, `==` and `!=` on dotted paths (`metadata.name`, `involvedObject.kind`, `reason`). */
 export const matchesFields = (o: KubeObject, selector: string | undefined): boolean =>
-  selector === undefined || matches(splitTerms(selector).map(parseTerm), (k) => fieldValue(o, k) ?? "")
+  selector === undefined || matches(splitTop(selector).map(parseTerm), (k) => fieldValue(o, k) ?? "")

@@ -1,88 +1,23 @@
-/** Label and field selectors with the real server's grammar and semantics. */
+/** Label selectors (core's K8s/LabelSelector.ts, refusals as 400s) and field selectors with the real server's grammar. */
+import {
+  LabelSelectorError,
+  parseLabelSelector as parseText,
+  type Requirement,
+  splitTop
+} from "../../K8s/LabelSelector.ts"
 import { badRequest } from "./Status.ts"
 
-type Labels = Readonly<Record<string, string>>
+export { matchLabels, type Requirement } from "../../K8s/LabelSelector.ts"
 
-export type Requirement =
-  | { readonly op: "=" | "!="; readonly key: string; readonly value: string }
-  | { readonly op: "in" | "notin"; readonly key: string; readonly values: ReadonlyArray<string> }
-  | { readonly op: "exists" | "!"; readonly key: string }
-  | { readonly op: ">" | "<"; readonly key: string; readonly value: number }
-
-/** Splits on commas outside parentheses (`a in (x,y),b` is two requirements). */
-const splitTop = (text: string): Array<string> => {
-  const parts: Array<string> = []
-  let depth = 0
-  let start = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]
-    if (c === "(") depth++
-    else if (c === ")") depth--
-    else if (c === "," && depth === 0) {
-      parts.push(text.slice(start, i))
-      start = i + 1
-    }
-  }
-  parts.push(text.slice(start))
-  return parts.map((p) => p.trim()).filter((p) => p !== "")
-}
-
-const keyPattern = /^([a-z0-9A-Z.\-/_]+)$/
-const checkKey = (key: string, whole: string): string => {
-  if (!keyPattern.test(key)) throw badRequest(`unable to parse requirement: invalid label key "${key}" in "${whole}"`)
-  return key
-}
-
-const parseRequirement = (part: string): Requirement => {
-  if (part.startsWith("!")) return { op: "!", key: checkKey(part.slice(1).trim(), part) }
-  const set = /^(\S+)\s+(in|notin)\s*\((.*)\)$/.exec(part)
-  if (set) {
-    const values = set[3]!.split(",").map((v) => v.trim()).filter((v) => v !== "")
-    return { op: set[2] as "in" | "notin", key: checkKey(set[1]!, part), values }
-  }
-  const cmp = /^([^!=<>\s]+)\s*(==|=|!=|>|<)\s*(.*)$/.exec(part)
-  if (cmp) {
-    const key = checkKey(cmp[1]!, part)
-    const op = cmp[2]!
-    const raw = cmp[3]!.trim()
-    if (op === ">" || op === "<") {
-      const value = Number(raw)
-      if (!Number.isInteger(value)) throw badRequest(`unable to parse requirement: "${part}" needs an integer`)
-      return { op, key, value }
-    }
-    return { op: op === "!=" ? "!=" : "=", key, value: raw }
-  }
-  return { op: "exists", key: checkKey(part, part) }
-}
-
-export const parseLabelSelector = (text: string | undefined): ReadonlyArray<Requirement> =>
-  text === undefined ? [] : splitTop(text).map(parseRequirement)
-
-const matches = (r: Requirement, labels: Labels): boolean => {
-  const has = Object.prototype.hasOwnProperty.call(labels, r.key)
-  const value = labels[r.key]
-  switch (r.op) {
-    case "=":
-      return has && value === r.value
-    case "!=":
-      return !has || value !== r.value
-    case "in":
-      return has && r.values.includes(value!)
-    case "notin":
-      return !has || !r.values.includes(value!)
-    case "exists":
-      return has
-    case "!":
-      return !has
-    case ">":
-      return has && Number(value) > r.value
-    case "<":
-      return has && Number(value) < r.value
+/** The text selector's requirements; a selector the API server refuses answers 400 with its message. */
+export const parseLabelSelector = (text: string | undefined): ReadonlyArray<Requirement> => {
+  try {
+    return parseText(text)
+  } catch (e) {
+    if (e instanceof LabelSelectorError) throw badRequest(e.message)
+    throw e
   }
 }
-
-export const matchLabels = (requirements: ReadonlyArray<Requirement>, labels: Labels | undefined): boolean =>
-  requirements.every((r) => matches(r, labels ?? {}))
 
 export interface FieldRequirement {
   readonly field: string
@@ -122,28 +57,4 @@ const fieldValue = (object: unknown, path: string): string => {
 export const matchFields = (requirements: ReadonlyArray<FieldRequirement>, object: unknown): boolean =>
   requirements.every((r) => (fieldValue(object, r.field) === r.value) !== r.negate)
 
-/** `metav1.LabelSelector` (matchLabels + matchExpressions), as used by aggregated ClusterRoles. */
-export interface LabelSelector {
-  readonly matchLabels?: Labels
-  readonly matchExpressions?: ReadonlyArray<{
-    readonly key: string
-    readonly operator: string
-    readonly values?: ReadonlyArray<string>
-  }>
-}
-
-export const selectorRequirements = (selector: LabelSelector): ReadonlyArray<Requirement> => [
-  ...Object.entries(selector.matchLabels ?? {}).map(([key, value]): Requirement => ({ op: "=", key, value })),
-  ...(selector.matchExpressions ?? []).map((e): Requirement => {
-    switch (e.operator) {
-      case "In":
-        return { op: "in", key: e.key, values: e.values ?? [] }
-      case "NotIn":
-        return { op: "notin", key: e.key, values: e.values ?? [] }
-      case "Exists":
-        return { op: "exists", key: e.key }
-      default:
-        return { op: "!", key: e.key }
-    }
-  })
-]
+export { type LabelSelector, selectorRequirements } from "../../K8s/LabelSelector.ts"
