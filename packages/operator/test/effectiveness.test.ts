@@ -170,6 +170,23 @@ describe("effectiveness monitor", () => {
       expect((yield* h.rr("rr-late")).status.outcome).toBe("Inconclusive")
     }))
 
+  it.scoped("a metrics backend that never answers: the assessment expires at its validity deadline, VerificationTimedOut", () =>
+    Effect.gen(function* () {
+      const { h, alerts } = yield* setup(workload("checkout"), [])
+      yield* alerts.setFault("unavailable")
+      yield* toVerifying(h, "rr-dark")
+      yield* TestClock.adjust("1 minute")
+      yield* h.settle
+      expect((yield* ea(h, "rr-dark")).status).toMatchObject({ phase: "Assessing", components: { healthScore: 1 } })
+      yield* TestClock.adjust("4 minutes")
+      yield* h.settle
+      expect((yield* ea(h, "rr-dark")).status).toMatchObject({ phase: "Completed", assessmentReason: "Expired", conditions: [{ reason: "Expired" }] })
+      expect((yield* h.rr("rr-dark")).status).toMatchObject({ overallPhase: "Completed", outcome: "VerificationTimedOut" })
+      const metrics = yield* h.metrics
+      expect(metrics).toMatch(/^svc_effectivenessmonitor_validity_expirations_total 1$/m)
+      expect(sample(metrics, "svc_effectivenessmonitor_external_call_errors_total", { service: "metrics-backend", operation: "list_alerts" })).toBeGreaterThan(0)
+    }))
+
   it.scoped("a GitOps-managed target waits for propagation before its hash is taken", () =>
     Effect.gen(function* () {
       const [deployment, ...pods] = workload("checkout")

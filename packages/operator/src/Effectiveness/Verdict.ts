@@ -6,7 +6,8 @@
  *   worse -> `Inconclusive`, or `ManualReviewRequired` when it completes an ineffective chain on its fingerprint;
  * - `undetermined`: the target changed under the assessment (`SpecDrift`) or is gone (`Unrecoverable`), or nothing
  *   could be assessed -> `Inconclusive`; it neither counts for nor breaks an ineffective chain;
- * - `expired`: the validity deadline passed before any component was assessed -> `VerificationTimedOut`.
+ * - `expired`: the validity deadline passed before every component was assessed (and none had failed) ->
+ *   `VerificationTimedOut`.
  */
 import type { AssessmentComponents, EffectivenessAssessmentStatus } from "@kubemend/core/domain/EffectivenessAssessment"
 
@@ -27,9 +28,10 @@ export const verdictOf = (status: EffectivenessAssessmentStatus | undefined, hea
   if (reason === "SpecDrift" || reason === "Unrecoverable" || status.phase === "Failed") return "undetermined"
   const c = status.components ?? {}
   if (failedComponents(c, healthyThreshold).length > 0 || reason === "AlertDecayTimeout") return "ineffective"
+  // Expired with nothing failed: what passed is not the whole picture, so it is not called effective.
+  if (reason === "Expired") return "expired"
   const assessed = c.healthAssessed === true || c.alertAssessed === true || c.metricsAssessed === true
-  if (!assessed) return reason === "Expired" ? "expired" : "undetermined"
-  return "effective"
+  return assessed ? "effective" : "undetermined"
 }
 
 /** Weighted score as storage computes it (health 0.40, alert 0.35, metrics 0.25 over the assessed ones). */
