@@ -177,6 +177,13 @@ describe("document 1's typical flows on the local platform", () => {
     const detail = await call(approver, "svc_get_approval_request", { rar_id: rar.name })
     expect(detail).toMatchObject({ remediation_request: approvalRr, recommended_workflow: { name: "rollback-deployment" }, expired: false })
     expect(detail.why_approval_required).toContain("below the auto-approval threshold")
+    // The approver is told: the notification controller delivered it to the local webhook receiver.
+    const notices = await eventually(
+      () => fetch(stack.notifications.deliveriesUrl).then((r) => r.json() as Promise<Array<{ body: { type?: string; remediationRequest?: string } }>>),
+      (list) => list.some((d) => d.body.type === "approval" && d.body.remediationRequest === approvalRr),
+      "the approval notification"
+    )
+    expect(notices.find((d) => d.body.remediationRequest === approvalRr)?.body).toMatchObject({ kind: "NotificationRequest", type: "approval" })
 
     const approved = await call(approver, "svc_approve", { rar_name: rar.name, decision: "Approved", reason: "rollback is reversible" })
     expect(approved.status).toBe("Approved")

@@ -14,6 +14,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
 import { LifecycleAudit, layerInProcess as lifecycleInProcess } from "../Lifecycle/index.ts"
+import { notificationInbox } from "./NotificationInbox.ts"
 import { layerInProcess } from "../Operator.ts"
 import { renderServiceConfigs } from "../Platform/RenderConfig.ts"
 import { runLocalKubelet } from "./Kubelet.ts"
@@ -94,6 +95,8 @@ export const localPlatform = Effect.gen(function* () {
   const issuer = yield* makeIssuer({ port: ports.issuer, audience })
   const llmServer = yield* ScriptedLlm.scoped({ port: ports.llm, scripts: localScripts })
   const alerts = yield* makeAlerts({ port: ports.alerts })
+  // Demo notifications (approvals waiting, escalations, ineffective remediations) are delivered here.
+  const inbox = yield* notificationInbox()
   // The policy engine: OPA's REST API over the in-process Rego subset (no OPA binary here); the operator loads it
   // with policy.rego and approval.rego from the CR's ConfigMaps, as it loads OPA in a cluster.
   const opa = yield* makeOpa()
@@ -181,6 +184,7 @@ export const localPlatform = Effect.gen(function* () {
       agentUrl: url(ports.agent.port),
       agentToken: Option.some(Redacted.make(identities.operator.token)),
       policy: { url: opa.url },
+      notification: { receivers: [{ name: "local-inbox", channel: "webhook", url: inbox.url }], defaultReceivers: ["local-inbox"] },
       simulator: { enabled: true, completeAfter: pace.execution },
       // The demo's alerts go through the signal service (below), not straight into the cluster.
       signals: { enabled: false, namespace: demoNamespace },
@@ -211,6 +215,7 @@ export const localPlatform = Effect.gen(function* () {
     issuer: { url: issuer.url },
     llm: { url: llmServer.url, provider: llm.provider, model: llm.model },
     alerts: { url: alerts.url },
+    notifications: { url: inbox.url, deliveriesUrl: inbox.deliveriesUrl },
     namespace,
     apiGroup,
     toolPrefix,

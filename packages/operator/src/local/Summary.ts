@@ -17,6 +17,8 @@ export interface StackJson {
   readonly issuer: { readonly url: string }
   readonly llm: { readonly url: string; readonly provider: string; readonly model: string }
   readonly alerts: { readonly url: string }
+  /** The local webhook receiver the notification controller delivers to; `deliveriesUrl` lists what arrived. */
+  readonly notifications: { readonly url: string; readonly deliveriesUrl: string }
   readonly namespace: string
   readonly apiGroup: string
   readonly toolPrefix: string
@@ -50,6 +52,7 @@ export const printSummary = (stack: StackJson, elapsedMs: number) => {
     `  cluster   ${stack.kube.url}  (dev Kubernetes API; kubeconfigs in .local/*.kubeconfig)`,
     `  issuer    ${stack.issuer.url}  (mint a token: curl -s -XPOST ${stack.issuer.url}/dev/token -d '{"preferred_username":"me","groups":["kubemend-sre"]}')`,
     `  model     ${stack.llm.provider} ${stack.llm.model} at ${stack.llm.url}`,
+    `  notices   ${stack.notifications.deliveriesUrl}  (what the notification controller delivered: curl -s …)`,
     "",
     "Tokens (1 h; all of them are in .local/stack.json):",
     ...Object.entries(stack.tokens).map(([persona, token]) => `  ${persona.padEnd(22)} ${token}`),
