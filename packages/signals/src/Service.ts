@@ -42,7 +42,7 @@ const ReadinessLive = Layer.effectDiscard(
     const k8s = yield* K8s
     const breaker = yield* Breaker
     yield* readiness.register("kubernetes", Effect.gen(function* () {
-      if ((yield* breaker.state) === 2) return yield* Effect.fail("kubernetes circuit breaker open")
+      if ((yield* breaker.state) === "open") return yield* Effect.fail("kubernetes circuit breaker open")
       yield* k8s.listCr("remediationrequests", { labelSelector: "kubemend.io/none=none" })
     }))
   })
