@@ -1,6 +1,6 @@
 /** The one circuit breaker (gateway and signals build on it), on the TestClock. */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, TestClock } from "effect"
+import { Duration, Effect, Exit, Fiber, TestClock } from "effect"
 import * as CircuitBreaker from "../src/CircuitBreaker.ts"
 
 const setup = Effect.gen(function* () {
@@ -8,7 +8,7 @@ const setup = Effect.gen(function* () {
   const breaker = yield* CircuitBreaker.make({
     name: "dep",
     failureThreshold: 2,
-    resetTimeout: "10 seconds",
+    resetTimeout: Duration.seconds(10),
     unavailableDetail: "dep is unavailable (circuit open)",
     onState: (state) => Effect.sync(() => void states.push(state))
   })
