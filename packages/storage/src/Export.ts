@@ -95,7 +95,8 @@ export class Exporter extends Effect.Service<Exporter>()("@kubemend/storage/Expo
             export_format: "json",
             query_filters: { ...q },
             total_events: rows.length,
-            signature: `detached JWS in the ${"X-Export-Signature"} header`,
+            // The signature cannot sit inside the bytes it signs: it is detached (`detached_signature`, header).
+            signature: "detached",
             signature_algorithm: signer.algorithm,
             signature_key_id: signer.kid,
             exported_by: q.redact_pii === true ? maskEmail(exportedBy) : exportedBy
@@ -110,8 +111,14 @@ export class Exporter extends Effect.Service<Exporter>()("@kubemend/storage/Expo
             tampered_event_ids: tampered
           }
         }
-        const body = new TextEncoder().encode(JSON.stringify(response))
-        const signature = yield* signer.sign(body)
+        // The signed bytes are this document; `detached_signature` is appended as its last member, so a verifier
+        // removes exactly `,"detached_signature":"…"` before the closing brace to get them back.
+        const text = JSON.stringify(response)
+        const signed = new TextEncoder().encode(text)
+        const signature = yield* signer.sign(signed)
+        if (q.include_detached_signature !== true) return { body: signed, signature } satisfies SignedExport
+        const der = yield* signer.signDer(signed)
+        const body = new TextEncoder().encode(`${text.slice(0, -1)},"detached_signature":"${der}"}`)
         return { body, signature } satisfies SignedExport
       }).pipe(Effect.withSpan("Exporter.build"))
 

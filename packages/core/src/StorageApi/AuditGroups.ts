@@ -29,6 +29,7 @@ import {
   ReconstructionResponse,
   RemediationHistoryContext,
   RemediationHistoryQuery,
+  SigningKeyPem,
   SigningKeySet,
   VerifyChainRequest,
   VerifyChainResponse,
@@ -116,6 +117,7 @@ export class ComplianceGroup extends HttpApiGroup.make("compliance")
   .middleware(StorageAuth) {}
 
 /** Unauthenticated: the export verification key is public so a third party can check an export. */
-export class PublicGroup extends HttpApiGroup.make("public").add(
-  HttpApiEndpoint.get("exportSigningKey", "/audit/export/signing-key").annotate(AccessRule, AccessRule.public).addSuccess(SigningKeySet)
-) {}
+export class PublicGroup extends HttpApiGroup.make("public")
+  .add(HttpApiEndpoint.get("exportSigningKey", "/audit/export/signing-key").annotate(AccessRule, AccessRule.public).addSuccess(SigningKeySet))
+  .add(HttpApiEndpoint.get("exportSigningKeyPem", "/audit/export/signing-key.pem").annotate(AccessRule, AccessRule.public).addSuccess(SigningKeyPem))
+{}

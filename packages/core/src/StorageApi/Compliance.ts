@@ -2,6 +2,7 @@
  * Wire schemas of the compliance endpoints: hash-chain verification, legal hold, signed export, RemediationRequest
  * reconstruction, effectiveness and remediation-history context. Names follow the original storage OpenAPI.
  */
+import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { AuditEvent } from "../domain/Audit.ts"
 import { DateTimeString, GoDurationString, Int, optional } from "../domain/Common.ts"
@@ -79,8 +80,10 @@ export interface ExportQuery extends Schema.Schema.Type<typeof ExportQuery> {}
 export const ExportedEvent = Schema.Struct({ ...AuditEvent.fields, hash_chain_valid: Schema.Boolean })
 
 /**
- * The export body. Its exact bytes are signed: the detached JWS (`<protected>..<signature>`, ES256) travels in the
- * `X-Export-Signature` response header, the public key at `GET /api/v1/audit/export/signing-key` (a JWKS).
+ * The export body. The document without `detached_signature` is what is signed (byte for byte): the detached JWS
+ * (`<protected>..<signature>`, ES256) travels in the `X-Export-Signature` response header; with
+ * `include_detached_signature=true` a DER ECDSA-SHA256 signature (base64) is appended as the last member,
+ * `detached_signature`. The public key: `GET /api/v1/audit/export/signing-key` (JWKS) or `…/signing-key.pem`.
  */
 export const AuditExportResponse = Schema.Struct({
   export_metadata: Schema.Struct({
@@ -101,12 +104,16 @@ export const AuditExportResponse = Schema.Struct({
     chain_integrity_percentage: Schema.Number,
     verification_timestamp: Schema.String,
     tampered_event_ids: Schema.Array(Schema.String)
-  })
+  }),
+  detached_signature: optional(Schema.String)
 })
 export interface AuditExportResponse extends Schema.Schema.Type<typeof AuditExportResponse> {}
 
 /** The response header carrying the detached JWS over the export body. */
 export const ExportSignatureHeader = "x-export-signature"
+
+/** The export verification key as PEM (SubjectPublicKeyInfo), for `openssl dgst -verify`. */
+export const SigningKeyPem = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "application/x-pem-file" }))
 
 export const SigningKeySet = Schema.Struct({
   keys: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))

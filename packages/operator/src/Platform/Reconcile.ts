@@ -26,6 +26,7 @@ import {
 import { jobState, migrationHash, renderMigrationJob } from "./Migration.ts"
 import { deployedServices, finalizerName, ownerLabels, workloadName } from "./Names.ts"
 import { networkPolicyNames, renderNetworkPolicies } from "./NetworkPolicies.ts"
+import { ensureExportKey } from "./ExportKey.ts"
 import { renderClusterRbac } from "./Rbac.ts"
 import { renderConsoleConfig, renderServiceConfigs } from "./RenderConfig.ts"
 import { type ConditionInput, deploymentReadiness, mergeConditions, servicesPhase, storedStatus, toServiceStatus, worldConditions } from "./Status.ts"
@@ -153,6 +154,7 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
         const live = yield* snapshot(cluster, namespacedKinds.map(([apiVersion, kind]) => ({ apiVersion, kind, namespace })))
         // 5. Migrating: accounts and config files first (the Job mounts storage's), then the Job unless already run.
         yield* applyOwned(cluster, cr, workloads.filter(prerequisite), live)
+        yield* ensureExportKey(cluster, cr, apiGroup)
         const hash = migrationHash(spec, config.image)
         let migration: Migration = { lastMigrationHash: storedStatus(cr).lastMigrationHash, lastMigrationTime: storedStatus(cr).lastMigrationTime }
         if (migration.lastMigrationHash !== hash) {

@@ -7,6 +7,7 @@
  */
 import type { PlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { normalizeLlmProvider } from "@kubemend/core/domain/Platform/index"
+import { exportKeyDir, exportKeyFileName } from "./ExportKey.ts"
 import { apiPorts, healthPort, metricsPort, paths, type ServiceName, serviceUrl, workloadName } from "./Names.ts"
 
 export interface Listener {
@@ -299,7 +300,9 @@ const renderStorage = (spec: PlatformSpec, ctx: RenderContext): Record<string, u
       interval: ds.retention.interval,
       batchSize: ds.retention.batchSize,
       defaultDays: ds.retention.defaultDays
-    })
+    }),
+    // The operator's Secret (Platform/ExportKey.ts), so exports verify across restarts.
+    export: { signingKeyFile: `${exportKeyDir}/${exportKeyFileName}` }
   }
 }
 

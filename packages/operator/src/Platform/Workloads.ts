@@ -24,6 +24,7 @@ import {
   deployedServices,
   workloadName
 } from "./Names.ts"
+import { exportKeyDir, exportKeyFileName, exportKeySecretName } from "./ExportKey.ts"
 import { type ServiceConfigs, storageValkeySecrets } from "./RenderConfig.ts"
 import { serviceCommand } from "./ServiceCommand.ts"
 
@@ -77,6 +78,7 @@ const serviceMounts = (svc: ServiceName, spec: PlatformSpec): ReadonlyArray<Moun
     secretMount("postgresql", spec.postgresql.secretName, paths.postgresDir,
       [["username", "username"], ["password", "password"], ["database", "database"]]),
     { volume: { name: "data", emptyDir: {} }, mount: { name: "data", mountPath: paths.dataDir } },
+    secretMount("export-signing-key", exportKeySecretName, exportKeyDir, [[exportKeyFileName, exportKeyFileName]]),
     ...storageValkeySecrets(spec).mounts.map((m) => secretMount(m.name, m.secretName, m.mountPath, m.keys.map((k) => [k, k])))
   ]
 }

@@ -143,7 +143,9 @@ export const localPlatform = Effect.gen(function* () {
       const config = {
         ...rendered,
         storage: { ...(rendered["storage"] as object), tokenFile: identity.tokenFile },
-        ...(rendered["metricsBackend"] === undefined ? {} : { metricsBackend: { ...(rendered["metricsBackend"] as object), tokenFile: identity.tokenFile } })
+        ...(rendered["metricsBackend"] === undefined ? {} : { metricsBackend: { ...(rendered["metricsBackend"] as object), tokenFile: identity.tokenFile } }),
+        // The export signing key outlives restarts (storage creates it on first start), so old exports still verify.
+        ...(name === "storage" ? { export: { ...(rendered["export"] as object), signingKeyFile: Path.join(dir, "export-signing-key.pem") } } : {})
       }
       const configFile = Path.join(dir, `${name}.yaml`)
       Fs.writeFileSync(configFile, Yaml.stringify(config))

@@ -102,4 +102,6 @@ export const ComplianceHttp = HttpApiBuilder.group(StorageApi, "compliance", (ha
   }))
 
 export const PublicHttp = HttpApiBuilder.group(StorageApi, "public", (handlers) =>
-  Effect.map(ExportSigner, (signer) => handlers.handle("exportSigningKey", () => Effect.succeed(signer.jwks))))
+  Effect.map(ExportSigner, (signer) => handlers
+    .handle("exportSigningKey", () => Effect.succeed(signer.jwks))
+    .handle("exportSigningKeyPem", () => Effect.succeed(signer.publicKeyPem))))
