@@ -19,5 +19,15 @@ export default defineWorkspace(
       testTimeout: 60_000,
       hookTimeout: 60_000
     }
+  }, {
+    // Journeys across the real services on the local platform (started once per file), with the official MCP and
+    // A2A SDK clients (packages/operator/journeys).
+    test: {
+      name: "journeys",
+      root: "packages/operator",
+      include: ["journeys/**/*.test.ts"],
+      testTimeout: 150_000,
+      hookTimeout: 240_000
+    }
   }])
 )

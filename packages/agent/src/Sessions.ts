@@ -166,6 +166,13 @@ export class Sessions extends Effect.Service<Sessions>()("@kubemend/agent/Sessio
 
     const submit = Effect.fn("Sessions.submit")(function* (request: IncidentRequest) {
       const interactive = request.interactive === true
+      // A user may start the interactive investigation before the analysis controller submits (svc_investigate on a
+      // target creates the RR and starts at once): the submit then joins that session instead of waiting for a
+      // start that already happened.
+      if (interactive) {
+        const started = yield* newestInteractive(request.remediation_id)
+        if (Option.isSome(started)) return started.value.id
+      }
       const session = yield* create(request, { interactive })
       if (!interactive) yield* run(session, investigator.investigate(session))
       return session.id
@@ -218,6 +225,18 @@ export class Sessions extends Effect.Service<Sessions>()("@kubemend/agent/Sessio
 
     const events = (id: string, afterSeq?: number): Effect.Effect<Stream.Stream<SessionEvent>, SessionNotFound> =>
       Effect.map(find(id), (session) => session.log.subscribe(afterSeq))
+
+    /** The newest interactive session of a remediation that a user started (open or already ended). */
+    const newestInteractive = (remediationId: string) =>
+      Effect.gen(function* () {
+        let best: Session | undefined
+        for (const session of (yield* Ref.get(store)).values()) {
+          if (session.request.remediation_id !== remediationId || !session.interactive) continue
+          if ((yield* Ref.get(session.state)).status === "pending") continue
+          if (best === undefined || session.createdAt > best.createdAt) best = session
+        }
+        return Option.fromNullable(best)
+      })
 
     /** The newest session of a remediation that has not ended (only autonomous ones with `{ interactive: false }`). */
     const findOpen = (remediationId: string, only: { readonly interactive?: boolean } = {}) =>

@@ -1,12 +1,13 @@
 import { assert, layer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
+import { IncidentRequest } from "@kubemend/core/domain/Incident"
 import { K8s } from "@kubemend/core/K8s"
 import { K8sMemory } from "@kubemend/core/K8s/Memory"
 import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
 import { connect, type Result, text } from "./McpClient.ts"
-import { AgentTest, appNs, auditEvents, baseUrl, client, cluster, restartId } from "./support.ts"
+import { AgentTest, appNs, auditEvents, baseUrl, client, cluster, incident, restartId } from "./support.ts"
 
 const conversation: Script = {
   name: "interactive",
@@ -135,6 +136,19 @@ layer(AgentTest({ scripts: [conversation, existing], seed }), { excludeTestServi
       const memory = yield* K8sMemory
       const aia = Option.getOrThrow(yield* memory.getCr("aianalyses", "aia-rr-shared"))
       assert.strictEqual((aia.status as { reason?: string }).reason, "InteractiveCancelled")
+    }))
+
+  it.scoped("an analysis submitted after the user started the interactive investigation joins that session", () =>
+    Effect.gen(function* () {
+      const alice = yield* connect("alice")
+      const api = yield* client
+      const started = yield* alice.investigate("rr-early", "start")
+      const sessionId = String(started.structuredContent?.["session_id"])
+      // The analysis controller comes second (svc_investigate on a target creates the RR and starts at once).
+      const submitted = yield* api.incident.analyze({ payload: Schema.decodeUnknownSync(IncidentRequest)(incident("InteractiveInvestigation", { remediation_id: "rr-early", interactive: true })) })
+      assert.strictEqual(submitted.session_id, sessionId)
+      yield* alice.call("svc_complete_no_action", { rr_id: "rr-early", reason: "transient" })
+      assert.strictEqual((yield* api.incident.sessionStatus({ path: { session_id: submitted.session_id } })).status, "completed")
     }))
 
   it.scoped("complete_no_action without and with an escalation reason", () =>

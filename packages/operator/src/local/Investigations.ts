@@ -84,8 +84,31 @@ const interactive: Script = {
   ]
 }
 
+/** What an A2A chat asks to get an investigation: the gateway's model then investigates the named workload. */
+export const a2aInvestigationAsk = "Investigate this workload and tell me its root cause"
+
+/**
+ * The gateway's A2A model for a chat that asks for an investigation (`<ask> api_version: …, namespace: …, kind: …,
+ * name: …`): it calls `svc_investigate` on the target, which waits for the agent's analysis, then answers.
+ */
+const a2aChat: Script = {
+  name: "local-a2a-chat",
+  match: a2aInvestigationAsk,
+  turns: [
+    {
+      text: "Starting an investigation of the workload.",
+      toolCalls: [{
+        name: "svc_investigate",
+        arguments: { api_version: "{{api_version|apps/v1}}", namespace: "{{namespace|default}}", kind: "{{kind|Deployment}}", name: "{{name|unknown}}" }
+      }]
+    },
+    { text: "The investigation of {{kind|the workload}} {{namespace|default}}/{{name|unknown}} has finished; the agent's root cause analysis is in the investigation's events above." }
+  ]
+}
+
 export const localScripts: ReadonlyArray<Script> = [
   interactive,
+  a2aChat,
   investigation({
     signal: autonomousSignal,
     rootCause: "{{resource_name|the workload}} is OOMKilled: its memory limit is below the working set",
