@@ -17,7 +17,7 @@ import type { StackJson } from "../src/local/Summary.ts"
 const root = Path.resolve(import.meta.dirname, "..", "..", "..")
 
 /** Deadline of one tool call in the suite (a blocking one waits for the platform's processes). */
-export const toolOptions = { timeout: 120_000 }
+const toolOptions = { timeout: 120_000 }
 
 export interface LocalPlatform {
   readonly stack: StackJson
