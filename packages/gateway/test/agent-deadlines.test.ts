@@ -12,7 +12,8 @@ layer(InfraLive, { excludeTestServices: true })("agent deadlines", (it) => {
     Effect.gen(function* () {
       const gw = yield* startGateway({
         toolTimeout: Duration.millis(300),
-        toolTimeouts: new Map([["svc_message", Duration.seconds(5)]]),
+        // The start and the message have their own 5 s; svc_status keeps the global 300 ms.
+        toolTimeouts: new Map([["svc_message", Duration.seconds(5)], ["svc_investigate", Duration.seconds(5)]]),
         breaker: { failureThreshold: 2 }
       })
       const c = yield* connect(gw.url, yield* token("sre"))
