@@ -68,12 +68,12 @@ describe("local platform (npm start) and Ctrl-C", () => {
       // The operator stopped before the services did, so it never saw them go away.
       expect(output.slice(output.indexOf("draining and stopping"))).not.toMatch(/platform phase .* -> Degraded/)
     } finally {
+      // A failed run still stops the platform the graceful way, so its services stop with it; SIGKILL only if that
+      // does not end it.
       if (child.exitCode === null) {
-        try {
-          process.kill(group, "SIGKILL")
-        } catch {
-          // already gone
-        }
+        child.kill("SIGTERM")
+        const stopped = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 60_000))])
+        if (!stopped) process.kill(group, "SIGKILL")
       }
     }
   })

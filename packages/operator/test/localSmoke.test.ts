@@ -111,7 +111,13 @@ describe("local platform (npm start)", () => {
         await expect(fetch(`${stack[svc].healthUrl}/healthz`)).rejects.toThrow()
       }
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL")
+      // A failed run still stops the platform the graceful way, so its services (each in a process group of its
+      // own) stop with it; SIGKILL only if that does not end it.
+      if (child.exitCode === null) {
+        child.kill("SIGTERM")
+        const stopped = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 60_000))])
+        if (!stopped) child.kill("SIGKILL")
+      }
     }
   })
 })
