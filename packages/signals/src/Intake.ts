@@ -3,7 +3,8 @@
  * fold the signal into the request already open for it (or ended less than `deduplicationCooldown` ago) or create a
  * new one with the platform's ServiceAccount. Deduplication counts are written back to `status.deduplication` by one
  * writer per request, so a burst of identical alerts costs one create and a handful of status patches, not one
- * API call each. The Kubernetes API down fails the signal as `DependencyUnavailable` (503: the sender retries).
+ * API call each (the duplicates of one `deduplicationWriteDelay` share a write). The Kubernetes API down fails the
+ * signal as `DependencyUnavailable` (503: the sender retries).
  */
 import { Audit } from "@kubemend/core/Audit"
 import { DependencyUnavailable } from "@kubemend/core/Errors"
@@ -94,11 +95,13 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
         return entry
       })
 
-    // One writer per request: while a write is out, newer counts wait for the next one.
-    const flush = (entry: Entry): Effect.Effect<void> =>
+    // One writer per request: it waits `deduplicationWriteDelay` so the duplicates of that window share one write,
+    // and while a write is out, newer counts wait for the next one.
+    const flush = (entry: Entry, delay = config.deduplicationWriteDelay): Effect.Effect<void> =>
       Effect.gen(function* () {
         if (entry.flushing || !entry.dirty) return
         entry.flushing = true
+        yield* Effect.sleep(delay)
         while (entry.dirty) {
           entry.dirty = false
           const deduplication = { firstSeenAt: entry.firstSeen, lastSeenAt: entry.lastSeen, occurrenceCount: entry.count }
@@ -113,7 +116,7 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
 
     // On shutdown, what is counted but unwritten goes out (within the drain, as the layer closes).
     yield* Effect.addFinalizer(() =>
-      Effect.forEach(index.dirty(), (e) => flush(e), { concurrency: 8, discard: true }).pipe(
+      Effect.forEach(index.dirty(), (e) => flush(e, Duration.zero), { concurrency: 8, discard: true }).pipe(
         Effect.timeout(Duration.seconds(5)),
         Effect.ignore
       ))

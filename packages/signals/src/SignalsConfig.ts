@@ -22,6 +22,8 @@ export interface SignalsSettings {
   readonly maxOriginalPayloadBytes: number
   /** How long a known request's phase is trusted before it is read again. */
   readonly phaseRefresh: Duration.Duration
+  /** Duplicates arriving this long after the first unwritten one share its `status.deduplication` write. */
+  readonly deduplicationWriteDelay: Duration.Duration
   /** How long an allowed sender (TokenReview + SubjectAccessReview) is remembered. */
   readonly authCacheTTL: Duration.Duration
   /** The resource name the SubjectAccessReview asks about (`create` on core `services/<name>`). */
@@ -67,6 +69,7 @@ export class SignalsConfig extends Context.Tag("@kubemend/signals/SignalsConfig"
     maxBodyBytes: 1024 * 1024,
     maxOriginalPayloadBytes: 32 * 1024,
     phaseRefresh: Duration.seconds(5),
+    deduplicationWriteDelay: Duration.millis(500),
     authCacheTTL: Duration.seconds(30),
     accessResourceName: "kubemend-signals",
     breakerThreshold: 5,
@@ -99,6 +102,7 @@ export class SignalsConfig extends Context.Tag("@kubemend/signals/SignalsConfig"
           Config.withDefault(d.maxOriginalPayloadBytes)
         ),
         phaseRefresh: yield* duration("phaseRefresh").pipe(Config.withDefault(d.phaseRefresh)),
+        deduplicationWriteDelay: yield* duration("deduplicationWriteDelay").pipe(Config.withDefault(d.deduplicationWriteDelay)),
         authCacheTTL: yield* duration("authCacheTTL").pipe(Config.withDefault(d.authCacheTTL)),
         accessResourceName: yield* Config.string("accessResourceName").pipe(Config.withDefault(d.accessResourceName)),
         breakerThreshold: yield* intInRange("breakerThreshold", 1, 1000).pipe(Config.withDefault(d.breakerThreshold)),

@@ -11,6 +11,7 @@ import {
 } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { K8sUnavailable } from "../K8s.ts"
+import { pooled } from "./Agents.ts"
 import type { K8sSettings } from "./Config.ts"
 import { type HttpFailure, request, withPolicy } from "./Retry.ts"
 
@@ -28,7 +29,7 @@ export const loadKubeConfig = (source: KubeconfigSource): Effect.Effect<KubeConf
       if (cluster === null) throw new Error("no current cluster in the kubeconfig")
       // Outside a pod, in-cluster config yields `https://undefined:undefined`; refuse it here, not on the first call.
       new URL(cluster.server)
-      return kc
+      return pooled(kc)
     },
     catch: (cause) => new K8sUnavailable({ message: `cannot load the kubeconfig: ${String(cause)}`, cause })
   })

@@ -101,8 +101,7 @@ export class ResourceApi {
     const labels = parseLabelSelector(query.get("labelSelector") ?? undefined)
     const fields = parseFieldSelector(query.get("fieldSelector") ?? undefined, rt.selectableFields, rt.kind)
     return this.objects.store
-      .list(storageKey(rt), rt.namespaced ? ns : undefined)
-      .filter((o) => matchLabels(labels, o.metadata.labels) && matchFields(fields, o))
+      .list(storageKey(rt), rt.namespaced ? ns : undefined, (o) => matchLabels(labels, o.metadata.labels) && matchFields(fields, o))
   }
 
   private listBody(rt: ResourceType, items: ReadonlyArray<Obj>, extra: Record<string, unknown> = {}) {

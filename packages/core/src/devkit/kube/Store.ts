@@ -69,12 +69,15 @@ export class Store {
     return this.data.get(key)?.get(objectKey(namespace, name))
   }
 
-  /** Sorted by namespace then name, like the real server's key order. */
-  list(key: string, namespace?: string): Array<Obj> {
+  /**
+   * Sorted by namespace then name, like the real server's key order. `keep` (read-only) selects before copying, so
+   * a selective list costs what it returns, not a copy of the whole kind.
+   */
+  list(key: string, namespace?: string, keep?: (o: Obj) => boolean): Array<Obj> {
     const bucket = this.data.get(key)
     if (bucket === undefined) return []
     return [...bucket.entries()]
-      .filter(([, o]) => namespace === undefined || o.metadata.namespace === namespace)
+      .filter(([, o]) => (namespace === undefined || o.metadata.namespace === namespace) && (keep === undefined || keep(o)))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, o]) => clone(o))
   }
