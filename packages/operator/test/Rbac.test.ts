@@ -21,7 +21,7 @@ describe("platform RBAC", () => {
       expect(w.clusterRoles().filter((r) => r.metadata.labels?.[setLabel] === "baseline")
         .every((r) => r.metadata.name.startsWith(`${namespace}-`))).toBe(true)
       expect(w.clusterRoles().filter((r) => r.metadata.labels?.[setLabel] === "tool").map((r) => r.metadata.name).sort()).toEqual(
-        ["tool-ai-orchestrator", "tool-cicd", "tool-l3-audit", "tool-observability", "tool-remediation-approver", "tool-sre"])
+        ["tool-ai-orchestrator", "tool-cicd", "tool-l3-audit", "tool-observability", "tool-remediation-approver", "tool-sre"].map((r) => `${namespace}-${r}`))
 
       w.updateSpec(spec((s) => {
         s.ansible = { enabled: true, apiURL: "https://aap.example.com", tokenSecretRef: { name: "ansible-token" } }
@@ -46,7 +46,7 @@ describe("platform RBAC", () => {
       expect(investigator.rules.some((r: any) => r.apiGroups.includes("coordination.k8s.io") && r.resources.includes("leases") && r.verbs.includes("list"))).toBe(true)
       const binding = w.kube.get("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", `${namespace}-agent-investigator-agent`) as any
       expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: "kubemend-agent", namespace }])
-      const sre = w.kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", "tool-sre") as any
+      const sre = w.kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", `${namespace}-tool-sre`) as any
       expect(sre.rules[0]).toMatchObject({ apiGroups: [apiGroup], resources: ["tools"], verbs: ["use"] })
       expect(sre.rules[0].resourceNames).toContain("svc_list_remediations")
     })))
@@ -68,7 +68,7 @@ describe("platform RBAC", () => {
         ]
         s.agent.additionalClusterRoleBindings = ["view"]
       }))
-      expect(binding(`${namespace}-tool-sre-0`).roleRef.name).toBe("tool-sre")
+      expect(binding(`${namespace}-tool-sre-0`).roleRef.name).toBe(`${namespace}-tool-sre`)
       expect(groups(`${namespace}-tool-sre-0`)).toEqual(["sre-team"])
       expect(binding(`${namespace}-custom-tools-1`).roleRef.name).toBe("custom-tools")
       // consoleAccessGroups unset: the union of the roleBindings groups.

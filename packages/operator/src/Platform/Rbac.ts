@@ -1,6 +1,7 @@
 /**
  * Cluster-scoped RBAC of one platform: the 14 baseline ClusterRoles `{namespace}-{base}`, the 2 monitoring ones
- * when monitoring is on, the 6 `tool-<persona>` roles and the console-access role (from core's persona table), the
+ * when monitoring is on, the 6 `{namespace}-tool-<persona>` roles and the `{namespace}-console-access` role (from core's
+ * persona table), the
  * automation role when ansible is on, and their bindings: service accounts to their roles (the operator's own to
  * `storage-client` and `agent-client`, as its controllers call both), `roleBindings` groups to
  * tool roles, console groups, and the agent's `additionalClusterRoleBindings`.
@@ -128,14 +129,19 @@ export const renderClusterRbac = (spec: PlatformSpec, ctx: RbacContext): Rendere
     roleBindings: spec.apiFrontend.rbac.roleBindings,
     ...(spec.apiFrontend.rbac.consoleAccessGroups === undefined ? {} : { consoleAccessGroups: spec.apiFrontend.rbac.consoleAccessGroups })
   })
-  const toolBindings = personaRbac.clusterRoleBindings.map((b) => binding(prefixed(b.metadata.name), b.roleRef.name, b.subjects))
+  // The persona and console roles are cluster-scoped and granted per platform, so each platform names its own
+  // (`{namespace}-tool-sre`): two platforms in one cluster neither share nor prune each other's. A custom
+  // `clusterRoleName` is the user's role and keeps its name.
+  const ownRoles = new Set(personaRbac.clusterRoles.map((r) => r.metadata.name))
+  const roleRefOf = (name: string) => (ownRoles.has(name) ? prefixed(name) : name)
+  const toolBindings = personaRbac.clusterRoleBindings.map((b) => binding(prefixed(b.metadata.name), roleRefOf(b.roleRef.name), b.subjects))
   const toolBindingNames = toolBindings.slice(0, spec.apiFrontend.rbac.roleBindings.length).map((b) => b.metadata.name)
   const additionalRoles = [...new Set(spec.agent.additionalClusterRoleBindings ?? [])]
 
   const clusterRoles = [
     ...baselineRules(ctx.apiGroup).map(([base, rules]) => role(prefixed(base), rules, "baseline")),
     ...(spec.monitoring.enabled ? monitoringRules.map(([base, rules]) => role(prefixed(base), rules, "monitoring")) : []),
-    ...personaRbac.clusterRoles.map((r) => role(r.metadata.name, r.rules, r.metadata.name.startsWith("tool-") ? "tool" : "console")),
+    ...personaRbac.clusterRoles.map((r) => role(prefixed(r.metadata.name), r.rules, r.metadata.name.startsWith("tool-") ? "tool" : "console")),
     ...(spec.ansible.enabled
       ? [role(prefixed("workflow-automation"), [
         rule([ctx.apiGroup], ["workflowexecutions", "workflowexecutions/status"], ["get", "list", "watch", "patch", "update"]),
