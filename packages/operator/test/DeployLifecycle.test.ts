@@ -33,8 +33,8 @@ const operatorRole = () => operatorObjects().find((o) => o.kind === "ClusterRole
 const operatorConfigFile = () => YAML.parse(operatorObjects().find((o) => o.kind === "ConfigMap").data["config.yaml"])
 const deployedCrds = () => Fs.readdirSync(crdDir).filter((f) => f.endsWith(".yaml")).map((f) => YAML.parse(Fs.readFileSync(Path.join(crdDir, f), "utf8")))
 
-/** Kubernetes serves these groups itself; every other group needs a CRD. */
-const builtInGroups = new Set(["", "apps", "batch", "autoscaling", "policy"])
+/** Kubernetes serves these groups itself (and Tekton, when used, installs its own CRDs); every other group needs ours. */
+const builtInGroups = new Set(["", "apps", "batch", "autoscaling", "policy", "tekton.dev"])
 const required = LifecycleRbac.filter((row) => row.localOnly === undefined)
 const calls = (rows: typeof LifecycleRbac) => rows.flatMap((row) => row.verbs.map((verb) => ({ group: row.group, resource: row.resource, verb })))
 /** Resources the platform reconciler also uses: the operator's role grants them more than the lifecycle needs. */
@@ -70,9 +70,12 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
     // Least privilege: on what only the lifecycle uses (not the platform CR, Deployments and Jobs, which the platform
     // reconciler manages) nothing beyond the table, and no wildcards anywhere.
     const owned = required.filter((r) => !sharedWithPlatform.has(r.resource))
-    const extra = rules.flatMap((r) =>
+    // Rows of one resource (routing reads pods, the execution controller lists them) grant together.
+    const allowed = (group: string, resource: string) =>
+      new Set<string>(owned.filter((o) => o.group === group && o.resource === resource).flatMap((o) => o.verbs))
+    const extra = [...new Set(rules.flatMap((r) =>
       owned.filter((row) => (r.apiGroups ?? []).includes(row.group) && (r.resources ?? []).includes(row.resource))
-        .flatMap((row) => (r.verbs ?? []).filter((v) => !row.verbs.includes(v as never)).map((v) => `${v} ${row.group}/${row.resource}`)))
+        .flatMap((row) => (r.verbs ?? []).filter((v) => !allowed(row.group, row.resource).has(v)).map((v) => `${v} ${row.group}/${row.resource}`))))]
     expect(extra).toEqual([])
     expect(rules.some((r) => (r.resources ?? []).includes("*") || (r.verbs ?? []).includes("*"))).toBe(false)
     // The signal stream is a local-platform demo: the operator never creates RRs in a cluster.
@@ -87,7 +90,6 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       )
       expect(settings.agentUrl).toBe("http://kubemend-agent.kubemend-system.svc:8443")
       expect(settings.enabled).toBe(true)
-      expect(settings.simulator.enabled).toBe(false)
       expect(settings.signals.enabled).toBe(false)
       // The controller namespace is read by LifecycleOperatorLive; the run below shows it is used.
       expect(file.lifecycle.namespace).toBe(namespace)
@@ -209,7 +211,9 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
         // Receiver credentials: this run configures no receivers (test/notification.test.ts reads them).
         "secrets",
         // Policy ConfigMaps: this run has no platform CR naming them (test/policySync.test.ts reads them).
-        "configmaps"])
+        "configmaps",
+        // Workflow execution needs the catalog too: test/executionJob.test.ts runs Jobs and reads failed runs' logs.
+        "pods/log", "pipelineruns"])
       expect(calls(required).filter((c) => !targets.has(c.resource)).map(callKey).filter((c) => !made.has(c))).toEqual([])
       expect(made.has("get apps/deployments")).toBe(true)
       expect(made.has("list /pods")).toBe(true)

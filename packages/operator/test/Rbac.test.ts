@@ -24,13 +24,14 @@ describe("platform RBAC", () => {
         ["tool-ai-orchestrator", "tool-cicd", "tool-l3-audit", "tool-observability", "tool-remediation-approver", "tool-sre"].map((r) => `${namespace}-${r}`))
 
       w.updateSpec(spec((s) => {
-        s.ansible = { enabled: true, apiURL: "https://aap.example.com", tokenSecretRef: { name: "ansible-token" } }
+        // Nothing listens there: the automation role is rendered, but AnsibleReady reports the failed check.
+        s.ansible = { enabled: true, apiURL: "https://127.0.0.1:1", tokenSecretRef: { name: "ansible-token" } }
       }))
       yield* w.reconcile
       expect(countBySet(w.clusterRoles())).toEqual({ baseline: 14, monitoring: 2, tool: 6, console: 1, automation: 1 })
       expect(w.kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", `${namespace}-alertmanager-view`)).toBeDefined()
       expect(w.kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", `${namespace}-gateway-signal-source`)).toBeDefined()
-      expect(w.condition("AnsibleReady")).toMatchObject({ status: "True", reason: "Configured" })
+      expect(w.condition("AnsibleReady")).toMatchObject({ status: "False", reason: "Unreachable" })
 
       w.updateSpec(spec((s) => { s.monitoring = { enabled: false } }))
       yield* w.reconcile

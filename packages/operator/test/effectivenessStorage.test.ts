@@ -1,6 +1,6 @@
 /**
  * The effectiveness monitor's events in the real storage service: the lifecycle controllers run on their own (watches,
- * work queues, the execution simulator) against the dev API server, audit to storage (embedded PostgreSQL) with the
+ * work queues, the workflow execution controller, whose Jobs the test completes as a Job controller would) against the dev API server, audit to storage (embedded PostgreSQL) with the
  * operator's ServiceAccount token, and storage's effectiveness and remediation-history endpoints then answer from
  * what the monitor measured — a healthy target scores 1, a crash-looping one 0.
  */
@@ -16,7 +16,7 @@ import { renderCrds } from "../src/Crds.ts"
 import { LifecycleAudit, layerInProcess } from "../src/Lifecycle/index.ts"
 import { defaultPolicies } from "../src/Policy/Defaults.ts"
 import { policyModules } from "../src/Policy/PolicySync.ts"
-import { fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
+import { fakeAgentToken, startFakeAgent, workflowResult } from "./lifecycleAgent.ts"
 import { apiGroup, managedNamespace, namespace, rr, workload, workloads } from "./lifecycleHarness.ts"
 
 describe("effectiveness in storage", () => {
@@ -25,6 +25,7 @@ describe("effectiveness in storage", () => {
       const kube = yield* DevKube.scoped({ apiGroup })
       kube.seed([
         { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
+        { apiVersion: "v1", kind: "Namespace", metadata: { name: "kubemend-workflows" } },
         managedNamespace(),
         ...renderCrds(apiGroup),
         ...workload("checkout"),
@@ -36,10 +37,26 @@ describe("effectiveness in storage", () => {
       const alerts = yield* makeAlerts({
         alerts: [{ labels: { alertname: "KubePodCrashLooping", namespace: workloads, pod: "cart-0" }, state: "firing", activeAt: new Date().toISOString() }]
       })
-      const agent = yield* startFakeAgent
-      agent.script = () => ({ polls: 1, result: { confidence: 0.95 } })
-      const opa = yield* makeOpa({ policies: Object.fromEntries(policyModules.map((m) => [m.id, defaultPolicies[m.key]])) })
       const storageLayer = Storage.layer({ baseUrl: storage.url, token })
+      // The workflow the agent selects, in the catalog the execution controller reads it from.
+      const catalog = yield* Effect.provide(Storage, storageLayer)
+      yield* catalog.registerActionType({ name: "IncreaseMemoryLimit", description: { what: "Raise a memory limit", whenToUse: "OOMKilled" }, registeredBy: "test" })
+      const { workflow } = yield* catalog.registerWorkflow({ source: "api", registeredBy: "test", content: [
+        "apiVersion: kubemend.io/v1alpha1", "kind: RemediationWorkflow", "metadata:", "  name: increase-memory-limit", "spec:",
+        "  version: 1.0.0", "  actionType: IncreaseMemoryLimit", "  description:", "    what: Raise a memory limit", "    whenToUse: OOMKilled",
+        "  labels:", "    severity: ['*']", "    component: ['*']", "    environment: ['*']", "    priority: '*'",
+        "  execution:", "    engine: job", "    bundle: registry.example/increase-memory-limit:1.0.0",
+        "  parameters:", "    - { name: MEMORY_LIMIT, type: string, required: true, description: limit }"
+      ].join("\n") + "\n" })
+      const agent = yield* startFakeAgent
+      agent.script = () => ({ polls: 1, result: { confidence: 0.95, selected_workflow: { ...workflowResult().selected_workflow!, workflow_id: workflow.workflowId } } })
+      // Plays the Job controller: every workflow Job succeeds.
+      yield* Effect.sync(() => {
+        for (const job of kube.list("batch/v1", "Job", "kubemend-workflows")) {
+          if (job.status === undefined) kube.put({ ...job, status: { succeeded: 1, conditions: [{ type: "Complete", status: "True", reason: "Completed" }] } })
+        }
+      }).pipe(Effect.repeat(Schedule.spaced("20 millis")), Effect.forkScoped)
+      const opa = yield* makeOpa({ policies: Object.fromEntries(policyModules.map((m) => [m.id, defaultPolicies[m.key]])) })
       yield* Logger.withMinimumLogLevel(Layer.build(layerInProcess({
         kubeconfig: kube.kubeConfig(),
         namespace,
@@ -49,7 +66,7 @@ describe("effectiveness in storage", () => {
         policy: { url: opa.url },
         pollInterval: Duration.millis(20),
         stabilizationWindow: Duration.millis(200),
-        simulator: { enabled: true, completeAfter: Duration.millis(50) },
+        execution: { pollInterval: Duration.millis(50) },
         audit: LifecycleAudit.layerStorage({ baseUrl: storage.url, token }, { flushInterval: Duration.millis(100) }),
         storage: storageLayer,
         effectiveness: { metricsUrl: Option.some(alerts.url) }

@@ -1,13 +1,14 @@
 /**
  * The lifecycle controllers' reconcilers against the in-memory K8s layer (or the dev API server), the fake agent
- * and the devkit's policy engine (OPA's REST API) loaded with the shipped policies, driven the kubebuilder way: tests call reconcile directly and move TestClock between calls. `settle` runs
- * every RR, analysis and execution through its reconciler until a pass writes nothing.
+ * and the devkit's policy engine (OPA's REST API) loaded with the shipped policies, driven the kubebuilder way: tests
+ * call reconcile directly and move TestClock between calls. `settle` runs every RR, signal processing and analysis
+ * through its reconciler (and runs the executions) until a pass writes nothing.
  */
 import { Metrics } from "@kubemend/core/Metrics"
 import { K8s, type K8sService, type KubeObject } from "@kubemend/core/K8s"
 import { K8sMemory, type K8sMemoryControl } from "@kubemend/core/K8s/Memory"
 import type { AuditEventRequest } from "@kubemend/core/domain/Audit"
-import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted, Ref, type Scope } from "effect"
+import { Clock, Context, Effect, Layer, Logger, LogLevel, Option, Redacted, Ref, type Scope } from "effect"
 import { AlertCheck } from "../src/Effectiveness/AlertCheck.ts"
 import { EffectivenessConfig, type EffectivenessSettings } from "../src/Effectiveness/EffectivenessConfig.ts"
 import { EffectivenessMetrics } from "../src/Effectiveness/EffectivenessMetrics.ts"
@@ -18,7 +19,6 @@ import { type LifecycleAudit, RecordedAudit } from "../src/Lifecycle/LifecycleAu
 import { LifecycleConfig, type LifecycleOverrides } from "../src/Lifecycle/LifecycleConfig.ts"
 import { LifecycleMetrics } from "../src/Lifecycle/LifecycleMetrics.ts"
 import { OrchestratorReconciler } from "../src/Lifecycle/Orchestrator.ts"
-import { ExecutionSimulator } from "../src/Lifecycle/Simulator.ts"
 import { PlatformSettings } from "../src/Lifecycle/PlatformSettings.ts"
 import { ManagedTargets, type NamespaceLabels } from "../src/Lifecycle/Targets.ts"
 import { type DevOpa, make as makeOpa } from "@kubemend/core/devkit/Opa"
@@ -91,8 +91,11 @@ export interface HarnessOptions {
   readonly seed?: ReadonlyArray<KubeObject>
   /** The effectiveness monitor's settings (no metrics backend by default: the alert component is not assessed). */
   readonly effectiveness?: Partial<EffectivenessSettings>
-  /** Run the execution simulator in `settle` (default true). */
-  readonly simulate?: boolean
+  /**
+   * `settle` runs every WorkflowExecution (Running at once, Completed after 5 s of Clock time), playing the execution
+   * controller (default true); the controller itself is tested against the dev API server in execution*.test.ts.
+   */
+  readonly completeExecutions?: boolean
   /** policy.rego / approval.rego texts; default the shipped ones. */
   readonly policies?: Partial<Record<"policy.rego" | "approval.rego", string>>
   /** The K8s layer and how to count writes and read namespace labels; default in memory. */
@@ -155,7 +158,6 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
         OrchestratorReconciler.Default,
         AnalysisReconciler.Default,
         SignalProcessingReconciler.Default,
-        ExecutionSimulator.Default,
         EffectivenessReconciler.Default.pipe(Layer.provide(AlertCheck.layer))
       ).pipe(Layer.provideMerge(services))
     )
@@ -163,7 +165,6 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
     const orchestrator = Context.get(context, OrchestratorReconciler)
     const analysis = Context.get(context, AnalysisReconciler)
     const signalProcessing = Context.get(context, SignalProcessingReconciler)
-    const simulator = Context.get(context, ExecutionSimulator)
     const effectiveness = Context.get(context, EffectivenessReconciler)
     const key = (name: string) => `${namespace}/${name}`
     const names = (plural: Parameters<K8sService["listCr"]>[0]) =>
@@ -179,8 +180,19 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
         for (const n of yield* names("signalprocessings")) yield* signalProcessing.reconcile(key(n))
         for (const n of yield* names("aianalyses")) yield* analysis.reconcile(key(n))
         for (const n of yield* names("effectivenessassessments")) yield* effectiveness.reconcile(key(n))
-        if (options.simulate !== false) {
-          for (const n of yield* names("workflowexecutions")) yield* simulator.reconcile(key(n))
+        if (options.completeExecutions !== false) {
+          // Running on first sight, Completed once 5 seconds (Clock time) have passed.
+          for (const we of (yield* k8s.listCr("workflowexecutions")).items) {
+            const status = (we.status ?? {}) as { phase?: string; startTime?: string }
+            if (status.phase === "Completed" || status.phase === "Failed") continue
+            const now = yield* Clock.currentTimeMillis
+            const at = new Date(now).toISOString()
+            if (status.startTime === undefined) {
+              yield* k8s.patchCrStatus("workflowexecutions", we.metadata.name, { phase: "Running", startTime: at, executionEngine: "job", executionRef: { name: we.metadata.name } })
+            } else if (now - Date.parse(status.startTime) >= 5_000) {
+              yield* k8s.patchCrStatus("workflowexecutions", we.metadata.name, { phase: "Completed", completionTime: at })
+            }
+          }
         }
         if ((yield* writes) === before) return
       }

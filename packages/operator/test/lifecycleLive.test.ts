@@ -1,13 +1,15 @@
 /**
  * The lifecycle against the dev API server on the live K8s layer, with the CRDs installed (so every status write is
  * checked against the generated schemas): first driven step by step on TestClock, then the whole thing running
- * (watches, work queues, the execution simulator) on the real clock with the fake agent over HTTP.
+ * (watches, work queues, the workflow execution controller creating Jobs the test completes as a Job controller
+ * would) on the real clock with the fake agent over HTTP.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { DevKube } from "@kubemend/core/devkit/kube/index"
 import type { KubeObject } from "@kubemend/core/K8s"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Metrics } from "@kubemend/core/Metrics"
+import { Storage } from "@kubemend/core/Storage"
 import { ConfigProvider, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted, Schedule, TestClock } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -27,6 +29,7 @@ const startKube = Effect.gen(function* () {
   // The remediation targets, healthy: the effectiveness monitor reads their pods (no real remediation runs here).
   kube.seed([
     { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "kubemend-workflows" } },
     managedNamespace(),
     ...renderCrds(apiGroup),
     ...workload("checkout"),
@@ -40,7 +43,7 @@ describe("lifecycle against the dev API server", () => {
     Effect.gen(function* () {
       const kube = yield* startKube
       const h = yield* harness({
-        config: { simulator: { enabled: true, completeAfter: Duration.seconds(5) }, stabilizationWindow: Duration.minutes(1) },
+        config: { stabilizationWindow: Duration.minutes(1) },
         backend: {
           k8s: K8sLive.layer({ namespace, apiGroup, kubeconfig: kube.kubeConfig() }).pipe(Layer.orDie),
           writes: Effect.sync(() => Number(kube.resourceVersion())),
@@ -76,7 +79,37 @@ describe("lifecycle against the dev API server", () => {
       expect(ai.status).toMatchObject({ phase: "Failed", reason: "ParentCancelled" })
     }))
 
-  it.live("the controllers run on their own: watches, work queues, agent and simulator take an RR to Completed", () =>
+/** The fake agent's workflow as the catalog holds it. */
+const memoryLimitWorkflow = {
+  workflowId: "increase-memory-limit",
+  workflowName: "increase-memory-limit",
+  actionType: "IncreaseMemoryLimit",
+  version: "1.0.0",
+  schemaVersion: "1.0",
+  name: "increase-memory-limit",
+  description: { what: "Raise a memory limit", whenToUse: "OOMKilled" },
+  content: "",
+  contentHash: "0".repeat(64),
+  parameters: { parameters: [{ name: "MEMORY_LIMIT", type: "string", required: true, description: "limit" }] },
+  executionEngine: "job",
+  executionBundle: "registry.example/increase-memory-limit:1.0.0",
+  labels: { severity: ["*"], component: ["*"], environment: ["*"], priority: "*" },
+  status: "Active" as const,
+  isLatestVersion: true,
+  createdAt: new Date(0).toISOString(),
+  updatedAt: new Date(0).toISOString()
+}
+
+/** Plays the Job controller: every workflow Job succeeds. */
+const completeJobs = (kube: DevKube) =>
+  Effect.sync(() => {
+    for (const job of kube.list("batch/v1", "Job", "kubemend-workflows")) {
+      if (job.status !== undefined) continue
+      kube.put({ ...job, status: { succeeded: 1, conditions: [{ type: "Complete", status: "True", reason: "Completed" }] } })
+    }
+  }).pipe(Effect.repeat(Schedule.spaced("20 millis")), Effect.forkScoped)
+
+  it.live("the controllers run on their own: watches, work queues, agent and execution controller take an RR to Completed", () =>
     Effect.gen(function* () {
       const kube = yield* startKube
       const agent = yield* startFakeAgent
@@ -91,8 +124,10 @@ describe("lifecycle against the dev API server", () => {
         policy: { url: opa.url },
         pollInterval: Duration.millis(20),
         stabilizationWindow: Duration.millis(50),
-        simulator: { enabled: true, completeAfter: Duration.millis(50) }
+        storage: Storage.layerMemory({ workflows: [memoryLimitWorkflow] }),
+        execution: { pollInterval: Duration.millis(50) }
       })), LogLevel.Warning)
+      yield* completeJobs(kube)
       const k8s = yield* K8sLive.make({ namespace, apiGroup, kubeconfig: kube.kubeConfig() })
       yield* k8s.createCr("remediationrequests", rr("rr-auto"))
       yield* k8s.createCr("remediationrequests", rr("rr-approve", { fingerprint: "d".repeat(64), target: "cart" }))
@@ -108,7 +143,8 @@ describe("lifecycle against the dev API server", () => {
       yield* until("rr-approve", "Completed")
       expect((yield* k8s.getCr("remediationrequests", "rr-auto")).status).toMatchObject({ outcome: "Remediated" })
       const we = yield* k8s.getCr("workflowexecutions", "we-rr-approve")
-      expect(we.status).toMatchObject({ phase: "Completed", executionEngine: "simulator" })
+      expect(we.status).toMatchObject({ phase: "Completed", executionEngine: "job", executionRef: { name: "we-rr-approve" } })
+      expect(kube.get("batch/v1", "Job", "we-rr-approve", "kubemend-workflows")).toBeDefined()
     }).pipe(Effect.scoped))
 
   it.live("cluster mode: with storage.url in the config, audit events are posted to storage with the ServiceAccount token", () =>

@@ -7,7 +7,7 @@ import { emitSignal } from "../src/Lifecycle/Signals.ts"
 import { workflowResult } from "./lifecycleAgent.ts"
 import { apiGroup, harness, namespace, rr, sample, workload, workloads } from "./lifecycleHarness.ts"
 
-const config = { simulator: { enabled: true, completeAfter: Duration.seconds(5) }, stabilizationWindow: Duration.minutes(1) }
+const config = { stabilizationWindow: Duration.minutes(1) }
 
 const phases = (events: ReadonlyArray<{ event_type: string }>) => events.map((e) => e.event_type)
 

@@ -7,7 +7,7 @@ import { runSignals } from "../src/Lifecycle/Signals.ts"
 import { workflowResult } from "./lifecycleAgent.ts"
 import { apiGroup, harness, managedNamespace, namespace, rr, sample, workload, workloads } from "./lifecycleHarness.ts"
 
-const config = { simulator: { enabled: true, completeAfter: Duration.seconds(5) }, stabilizationWindow: Duration.minutes(1) }
+const config = { stabilizationWindow: Duration.minutes(1) }
 const at = (ms: number) => new Date(ms).toISOString()
 
 const finished = (name: string, status: Record<string, unknown>) => rr(name, { status: { completedAt: at(0), ...status } })
@@ -72,7 +72,7 @@ describe("lifecycle: routing", () => {
 
   it.scoped("ResourceBusy holds an approved RR while another execution runs on the target", () =>
     Effect.gen(function* () {
-      const h = yield* harness({ config, simulate: false, seed: [rr("rr-a"), execution("we-other", "rr-other", "restart-pod", { phase: "Running" })] })
+      const h = yield* harness({ config, completeExecutions: false, seed: [rr("rr-a"), execution("we-other", "rr-other", "restart-pod", { phase: "Running" })] })
       yield* h.settle
       expect((yield* h.rr("rr-a")).status).toMatchObject({ overallPhase: "Blocked", blockReason: "ResourceBusy" })
       expect(millis(yield* h.reconcileRr("rr-a"))).toBe(30_000)
@@ -87,7 +87,7 @@ describe("lifecycle: routing", () => {
     Effect.gen(function* () {
       const h = yield* harness({
         config,
-        simulate: false,
+        completeExecutions: false,
         seed: [rr("rr-a"), execution("we-old", "rr-old", "increase-memory-limit", { phase: "Completed", completionTime: at(0) })]
       })
       yield* h.settle
@@ -226,7 +226,7 @@ describe("lifecycle: terminal cascade and garbage collection", () => {
 
   it.scoped("a failed or timed-out RR fails its running WorkflowExecution; a child patch error is retried, not fatal", () =>
     Effect.gen(function* () {
-      const h = yield* harness({ config: { ...config, timeouts: { executing: Duration.minutes(1) } }, simulate: false, seed: [rr("rr-a")] })
+      const h = yield* harness({ config: { ...config, timeouts: { executing: Duration.minutes(1) } }, completeExecutions: false, seed: [rr("rr-a")] })
       yield* h.settle
       expect((yield* h.rr("rr-a")).status.overallPhase).toBe("Running")
       yield* TestClock.adjust("1 minute")
@@ -291,7 +291,6 @@ describe("lifecycle: the local platform's signal stream", () => {
       expect(cart.length).toBe(2)
       expect(spec(cart[0]!).signalFingerprint).toBe(spec(cart[1]!).signalFingerprint)
       expect(spec(byName("reports-failing")[0]!).targetResource.namespace).toBe("legacy-batch")
-      expect(byName("search-replicas")[0]!.metadata.annotations?.[`${apiGroup}/simulate-failure`]).toBeDefined()
       expect((yield* h.audit).filter((e) => e.event_type === "gateway.signal.received").length).toBe(6)
 
       yield* h.settle
@@ -302,8 +301,8 @@ describe("lifecycle: the local platform's signal stream", () => {
       expect(phases.sort()).toEqual([
         "cart-latency:Analyzing",
         "cart-latency:Blocked/DuplicateInProgress",
-        "checkout-crashloop:Analyzing",
         "payments-disk:Analyzing",
+        "recommendations-crashloop:Analyzing",
         "reports-failing:Blocked/UnmanagedResource",
         "search-replicas:Analyzing"
       ])
@@ -346,7 +345,7 @@ describe("lifecycle: config", () => {
           retention: { period: "1h" },
           effectivenessAssessment: { stabilizationWindow: "30s" }
         },
-        lifecycle: { agentUrl: "http://agent:8080", simulator: { enabled: true, completeAfter: "2s" } }
+        lifecycle: { agentUrl: "http://agent:8080" }
       }
       const env = ConfigProvider.fromMap(new Map([["OPERATOR_REMEDIATION_ORCHESTRATOR_TIMEOUTS_ANALYZING", "3m"]]), { pathDelim: "_" })
       const c = yield* read(providerFor("operator", file, env))
@@ -360,7 +359,6 @@ describe("lifecycle: config", () => {
       expect(Duration.toHours(c.retention)).toBe(1)
       expect(Duration.toSeconds(c.stabilizationWindow)).toBe(30)
       expect(c.agentUrl).toBe("http://agent:8080")
-      expect(c.simulator).toEqual({ enabled: true, completeAfter: Duration.seconds(2) })
       expect(c.signals.enabled).toBe(false)
     }))
 

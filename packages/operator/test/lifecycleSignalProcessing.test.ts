@@ -10,7 +10,7 @@ import { Duration, Effect, Option } from "effect"
 import { defaultPolicies } from "../src/Policy/Defaults.ts"
 import { harness, managedNamespace, rr, sample, workloads } from "./lifecycleHarness.ts"
 
-const config = { simulator: { enabled: true, completeAfter: Duration.seconds(5) }, stabilizationWindow: Duration.minutes(1) }
+const config = { stabilizationWindow: Duration.minutes(1) }
 
 const owner = (apiVersion: string, kind: string, name: string) => [{ apiVersion, kind, name, uid: `${name}-uid`, controller: true }]
 

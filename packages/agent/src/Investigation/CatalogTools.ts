@@ -5,8 +5,8 @@
  * signal context, which the model never sets.
  */
 import { Effect, Schema } from "effect"
-import { createHash } from "node:crypto"
 import { K8s } from "@kubemend/core/K8s"
+import { specHash } from "@kubemend/core/SpecHash"
 import type { SignalContext } from "@kubemend/core/StorageApi"
 import type { IncidentRequest } from "@kubemend/core/domain/Incident"
 import { GoDurationPattern } from "@kubemend/core/domain/Common"
@@ -35,9 +35,6 @@ export const signalContext = (request: IncidentRequest, target: TargetRef | unde
     custom_labels: JSON.stringify(custom ?? {})
   }
 }
-
-/** `sha256:<hex>` of the object's spec, as the remediation history compares it. */
-export const specHash = (spec: unknown) => `sha256:${createHash("sha256").update(JSON.stringify(spec ?? {})).digest("hex")}`
 
 const Name = Schema.String.pipe(Schema.pattern(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/))
 

@@ -3,6 +3,9 @@
  * the model are neutralised, and the result is capped. Cluster data is attacker-influenced (pod logs, events,
  * annotations), so the model is also told that tool output is data, never instructions.
  */
+import { CredentialMarker, replaceCounting, scrubCredentials } from "@kubemend/core/Credentials"
+
+export { CredentialMarker, scrubCredentials }
 
 export interface SanitizeSettings {
   readonly injectionPatternsEnabled: boolean
@@ -18,7 +21,6 @@ export interface Sanitized {
 }
 
 export const InjectionMarker = "[REMOVED: instruction-like text in tool output]"
-export const CredentialMarker = "[REDACTED]"
 
 /** Phrases addressed to an AI rather than describing the system; matched case-insensitively. */
 const injectionPatterns: ReadonlyArray<RegExp> = [
@@ -33,38 +35,6 @@ const injectionPatterns: ReadonlyArray<RegExp> = [
   /\b(select|choose|recommend|execute|run)\s+(the\s+)?workflow\b[^.\n]*\b(instead|regardless|always|immediately)\b[^.\n]*/gi,
   /\bset\s+(confidence|needs_human_review|is_actionable)\b[^.\n]*/gi
 ]
-
-/** Secrets by shape; the key name is kept so the model still sees that a value was there. */
-const credentialPatterns: ReadonlyArray<readonly [RegExp, string]> = [
-  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, CredentialMarker],
-  [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, CredentialMarker],
-  [/\b(AKIA|ASIA)[0-9A-Z]{16}\b/g, CredentialMarker],
-  [/\b(ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}\b/g, CredentialMarker],
-  [/\bxox[abprs]-[A-Za-z0-9-]{10,}\b/g, CredentialMarker],
-  [/\bsk-[A-Za-z0-9_-]{20,}\b/g, CredentialMarker],
-  [/\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{12,}/gi, `$1 ${CredentialMarker}`],
-  [/\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+):[^\s@/]+@/gi, `$1:${CredentialMarker}@`],
-  [
-    /("?\b[\w.-]*(password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)\b"?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;}\]]+)/gi,
-    `$1${CredentialMarker}`
-  ]
-]
-
-const replaceCounting = (text: string, pattern: RegExp, replacement: string): [string, number] => {
-  let count = 0
-  const out = text.replace(pattern, (...args: Array<unknown>) => {
-    count++
-    const groups = args.slice(1, -2) as Array<string | undefined>
-    return replacement.replace(/\$(\d)/g, (_, i: string) => groups[Number(i) - 1] ?? "")
-  })
-  return [out, count]
-}
-
-export const scrubCredentials = (text: string): [string, number] =>
-  credentialPatterns.reduce<[string, number]>(([t, n], [pattern, replacement]) => {
-    const [out, c] = replaceCounting(t, pattern, replacement)
-    return [out, n + c]
-  }, [text, 0])
 
 export const neutralizeInjections = (text: string): [string, number] =>
   injectionPatterns.reduce<[string, number]>(([t, n], pattern) => {

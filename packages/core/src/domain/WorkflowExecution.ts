@@ -39,6 +39,18 @@ export const WorkflowExecutionStatus = Schema.Struct({
   duration: optional(Schema.String),
   executionEngine: optional(Schema.String),
   executionRef: optional(Schema.Struct({ name: optional(Schema.String) })),
+  /** The execution resource's own verdict (a Job's or PipelineRun's condition, an AWX job's status). */
+  executionStatus: optional(Schema.Struct({
+    status: Schema.String,
+    reason: optional(Schema.String),
+    message: optional(Schema.String),
+    completedTasks: optional(Int),
+    totalTasks: optional(Int)
+  })),
+  /** The runner ServiceAccount resolved from the catalog. */
+  serviceAccountName: optional(Schema.String),
+  /** `specHash` of the target's spec read just before the run started (effectiveness compares against it). */
+  preRemediationSpecHash: optional(Schema.String),
   failureReason: optional(Schema.String),
   failureDetails: optional(Loose),
   observedGeneration: optional(Int),

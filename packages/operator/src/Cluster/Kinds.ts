@@ -18,6 +18,7 @@ const builtins: Record<string, KindInfo> = {
   "v1/Service": { plural: "services", namespaced: true },
   "v1/Event": { plural: "events", namespaced: true },
   "v1/Endpoints": { plural: "endpoints", namespaced: true },
+  "v1/Pod": { plural: "pods", namespaced: true },
   "v1/Namespace": { plural: "namespaces", namespaced: false },
   "apps/v1/Deployment": { plural: "deployments", namespaced: true },
   "batch/v1/Job": { plural: "jobs", namespaced: true },
@@ -26,7 +27,8 @@ const builtins: Record<string, KindInfo> = {
   "rbac.authorization.k8s.io/v1/ClusterRoleBinding": { plural: "clusterrolebindings", namespaced: false },
   "rbac.authorization.k8s.io/v1/Role": { plural: "roles", namespaced: true },
   "rbac.authorization.k8s.io/v1/RoleBinding": { plural: "rolebindings", namespaced: true },
-  "apiextensions.k8s.io/v1/CustomResourceDefinition": { plural: "customresourcedefinitions", namespaced: false }
+  "apiextensions.k8s.io/v1/CustomResourceDefinition": { plural: "customresourcedefinitions", namespaced: false },
+  "tekton.dev/v1/PipelineRun": { plural: "pipelineruns", namespaced: true }
 }
 
 /** The catalog resources in the platform's group (the catalog controller's). */

@@ -129,7 +129,8 @@ export const make = (options: ClusterOptions = {}): Effect.Effect<ClusterService
       list: (ref) =>
         listRaw(ref).pipe(Effect.mapError(unavailable), Effect.withSpan("Cluster.list", { attributes: { kind: ref.kind } })),
       remove: (ref) =>
-        Effect.suspend(() => run({ method: "DELETE", path: pathOf(ref) })).pipe(
+        // Background: a Job's pods go with it (the API's default for Jobs orphans them).
+        Effect.suspend(() => run({ method: "DELETE", path: pathOf(ref), query: { propagationPolicy: "Background" } })).pipe(
           Effect.as(true),
           Effect.catchIf((e) => e.status === 404, () => Effect.succeed(false)),
           Effect.mapError(unavailable),

@@ -15,7 +15,6 @@ import { AnalysisReconciler } from "./Analysis.ts"
 import { LifecycleConfig } from "./LifecycleConfig.ts"
 import { OrchestratorReconciler } from "./Orchestrator.ts"
 import { SignalProcessingReconciler } from "./SignalProcessing.ts"
-import { ExecutionSimulator } from "./Simulator.ts"
 
 export interface Source {
   readonly plural: CrPlural
@@ -80,12 +79,11 @@ export const runController = <E, R>(options: {
   })
 
 /**
- * The orchestrator, the signal-processing and analysis controllers, the effectiveness monitor and (when enabled) the
- * execution simulator, until the scope closes.
+ * The orchestrator, the signal-processing and analysis controllers, the effectiveness monitor,
+ * until the scope closes.
  */
 export const runLifecycleControllers = Effect.gen(function* () {
   const k8s = yield* K8s
-  const config = yield* LifecycleConfig
   const orchestrator = yield* OrchestratorReconciler
   const analysis = yield* AnalysisReconciler
   const signalProcessing = yield* SignalProcessingReconciler
@@ -122,13 +120,4 @@ export const runLifecycleControllers = Effect.gen(function* () {
     sources: [{ plural: "aianalyses", keyFor: own(ns) }],
     reconcile: analysis.reconcile
   })
-  if (config.simulator.enabled) {
-    const simulator = yield* ExecutionSimulator
-    yield* runController({
-      name: "workflowexecution-simulator",
-      primary: "workflowexecutions",
-      sources: [{ plural: "workflowexecutions", keyFor: own(ns) }],
-      reconcile: simulator.reconcile
-    })
-  }
 })

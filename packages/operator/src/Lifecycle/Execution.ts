@@ -1,7 +1,7 @@
 /**
  * The back of the pipeline: `Approved` (routing before execution, then the WorkflowExecution child), `Running`
- * (the execution's own status decides; running it is the workflow engine's business, or the simulator's on the
- * local platform). `Verifying` is in Verifying.ts.
+ * (the execution's own status decides; the workflow execution controller in Execution/ runs it). `Verifying` is in
+ * Verifying.ts.
  */
 import { formatGoDuration } from "@kubemend/core/Config"
 import { formatTargetResource } from "@kubemend/core/domain/WorkflowExecution"
@@ -16,8 +16,7 @@ import {
   names,
   namespaceOf,
   type RemediationRequest,
-  rrRef,
-  simulateFailureAnnotation
+  rrRef
 } from "./Objects.ts"
 import { preExecution, targetOf } from "./Routing.ts"
 import { type Env, transition } from "./Transition.ts"
@@ -57,12 +56,8 @@ export const onApproved = (env: Env, rr: RemediationRequest, now: number) =>
     const name = names.execution(rr.metadata.name)
     const target = targetOf(rr)
     const run = yield* parametersFor(env, rr)
-    const failOnRequest = rr.metadata.annotations?.[simulateFailureAnnotation(env.k8s.apiGroup)]
-    const meta = childMeta(rr, name, env.k8s.apiGroup, env.k8s.namespace)
     const created = yield* ensure(env.k8s, "workflowexecutions", {
-      metadata: failOnRequest === undefined
-        ? meta
-        : { ...meta, annotations: { [simulateFailureAnnotation(env.k8s.apiGroup)]: failOnRequest } },
+      metadata: childMeta(rr, name, env.k8s.apiGroup, env.k8s.namespace),
       spec: {
         remediationRequestRef: rrRef(rr, env.k8s.apiGroup, env.k8s.namespace),
         targetResource: formatTargetResource(target),

@@ -1,7 +1,7 @@
 /**
  * Tunables of the remediation lifecycle controllers. Keys mirror the platform CR blocks they come from
  * (`remediationOrchestrator.*`, `aiAnalysis.confidenceThreshold`) plus a `lifecycle` block for what the CR does not
- * name (agent address, poll interval, the local platform's execution simulator and signal stream). Read from the
+ * name (agent address, poll interval, the local platform's signal stream). Read from the
  * operator's provider: camelCase in the YAML file, `OPERATOR_REMEDIATION_ORCHESTRATOR_TIMEOUTS_ANALYZING`-style
  * environment overrides. Durations are Go strings (`30s`, `15m`).
  */
@@ -85,12 +85,6 @@ export interface LifecycleSettings {
   readonly resyncPeriod: Duration.Duration
   /** How long the platform CR's overrides of these settings are cached. */
   readonly platformRefresh: Duration.Duration
-  /** The local platform's stand-in for the workflow engine: completes (or fails on request) WorkflowExecutions. */
-  readonly simulator: {
-    readonly enabled: boolean
-    /** How long a simulated execution runs. */
-    readonly completeAfter: Duration.Duration
-  }
   /**
    * The policy engine: Open Policy Agent's REST API (in a cluster the OPA the operator deploys; locally the devkit's
    * stand-in), loaded with `policy.rego` and `approval.rego` from the ConfigMaps the platform CR names.
@@ -136,12 +130,11 @@ const routingDefaults: RoutingSettings = {
   inconclusiveStrikes: 3
 }
 
-export interface LifecycleOverrides extends Partial<Omit<LifecycleSettings, "timeouts" | "routing" | "simulator" | "signals" | "policy" | "asyncPropagation">> {
+export interface LifecycleOverrides extends Partial<Omit<LifecycleSettings, "timeouts" | "routing" | "signals" | "policy" | "asyncPropagation">> {
   readonly policy?: Partial<LifecycleSettings["policy"]>
   readonly asyncPropagation?: Partial<AsyncPropagation>
   readonly timeouts?: Partial<PhaseTimeouts>
   readonly routing?: Partial<RoutingSettings>
-  readonly simulator?: Partial<LifecycleSettings["simulator"]>
   readonly signals?: Partial<LifecycleSettings["signals"]>
 }
 
@@ -168,7 +161,6 @@ export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleCo
     backoffMax: Duration.minutes(2),
     resyncPeriod: Duration.minutes(5),
     platformRefresh: Duration.seconds(10),
-    simulator: { enabled: false, completeAfter: Duration.seconds(5) },
     policy: { url: "http://kubemend-opa:8181", requestTimeout: Duration.seconds(2), syncInterval: Duration.seconds(10) },
     signals: {
       enabled: false,
@@ -188,7 +180,6 @@ export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleCo
       timeouts: { ...d.timeouts, ...o.timeouts },
       routing: { ...d.routing, ...o.routing },
       asyncPropagation: { ...d.asyncPropagation, ...o.asyncPropagation },
-      simulator: { ...d.simulator, ...o.simulator },
       policy: { ...d.policy, ...o.policy },
       signals: { ...d.signals, ...o.signals }
     }
@@ -266,10 +257,6 @@ const lifecycle = Config.all({
   backoffMax: dur("backoffMax", d.backoffMax),
   resyncPeriod: dur("resyncPeriod", d.resyncPeriod),
   platformRefresh: dur("platformRefresh", d.platformRefresh),
-  simulator: Config.all({
-    enabled: bool("enabled", d.simulator.enabled),
-    completeAfter: dur("completeAfter", d.simulator.completeAfter)
-  }).pipe(Config.nested("simulator")),
   policy: Config.all({
     url: Config.string("url").pipe(Config.withDefault(d.policy.url)),
     requestTimeout: dur("requestTimeout", d.policy.requestTimeout),

@@ -1,6 +1,6 @@
 /**
  * The orchestrator's and analysis controller's metrics under the names of spec document 3
- * (`svc_remediationorchestrator_*`, `aianalysis_*`, `signalprocessing_*`, `workflowexecution_reconciler_total`). The blocked gauge is kept
+ * (`svc_remediationorchestrator_*`, `aianalysis_*`, `signalprocessing_*`). The blocked gauge is kept
  * per namespace from the set of RRs last seen `Blocked`.
  */
 import { Metrics } from "@kubemend/core/Metrics"
@@ -83,11 +83,6 @@ export class LifecycleMetrics extends Effect.Service<LifecycleMetrics>()("@kubem
       help: "Cluster reads that failed during enrichment",
       labelNames: ["error_type"]
     })
-    const executions = m.counter({
-      name: "workflowexecution_reconciler_total",
-      help: "Workflow executions finished",
-      labelNames: ["outcome"]
-    })
 
     const blockedByNamespace = new Map<string, Set<string>>()
 
@@ -128,8 +123,7 @@ export class LifecycleMetrics extends Effect.Service<LifecycleMetrics>()("@kubem
           spProcessed.inc({ phase, result })
           spDuration.observe({ phase }, seconds)
         }),
-      enrichmentError: (errorType: string) => Effect.sync(() => enrichmentErrors.inc({ error_type: errorType })),
-      executionFinished: (outcome: string) => Effect.sync(() => executions.inc({ outcome }))
+      enrichmentError: (errorType: string) => Effect.sync(() => enrichmentErrors.inc({ error_type: errorType }))
     } as const
   })
 }) {}

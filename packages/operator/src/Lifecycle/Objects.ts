@@ -26,9 +26,6 @@ export const names = {
 /** Label on every child, so the cascade and GC find them with one selector. */
 export const rrLabel = (apiGroup: string) => `${apiGroup}/remediation-request`
 
-/** Annotation on an RR (copied to its WorkflowExecution) asking the execution simulator to fail it. */
-export const simulateFailureAnnotation = (apiGroup: string) => `${apiGroup}/simulate-failure`
-
 /** Label the agent puts on an RR it created from an interactive session: the session's id. */
 export const interactiveSessionLabel = (apiGroup: string) => `${apiGroup}/interactive-session`
 

@@ -2,8 +2,7 @@
  * The local platform's signal stream (enabled by `lifecycle.signals.enabled`): plays the signal gateway, creating a
  * new RemediationRequest every `interval` from a fixed rotation of alerts on the demo workloads, so a person
  * connected over MCP sees remediations move. The rotation has a duplicate of the previous signal (same
- * fingerprint: `DuplicateInProgress`), one target outside the managed namespace (`UnmanagedResource`) and one whose
- * workflow fails on request (`{api_group}/simulate-failure`, which the execution simulator honours). Each signal is
+ * fingerprint: `DuplicateInProgress`) and one target outside the managed namespace (`UnmanagedResource`). Each signal is
  * audited as `gateway.signal.received`, the event storage starts an RR's reconstruction from.
  */
 import { K8s } from "@kubemend/core/K8s"
@@ -11,7 +10,7 @@ import { Effect, Layer, Schedule } from "effect"
 import { createHash } from "node:crypto"
 import { LifecycleAudit } from "./LifecycleAudit.ts"
 import { LifecycleConfig, type LifecycleSettings } from "./LifecycleConfig.ts"
-import { iso, nowMillis, simulateFailureAnnotation } from "./Objects.ts"
+import { iso, nowMillis } from "./Objects.ts"
 
 export interface SignalTemplate {
   readonly slug: string
@@ -21,15 +20,14 @@ export interface SignalTemplate {
   readonly name: string
   readonly managed: boolean
   readonly description: string
-  readonly failOnRequest?: string
 }
 
 /** One turn of the rotation; `null` repeats the previous signal (a duplicate). */
 export const rotation: ReadonlyArray<SignalTemplate | null> = [
-  { slug: "checkout-crashloop", signalName: "KubePodCrashLooping", severity: "critical", kind: "Deployment", name: "checkout", managed: true, description: "checkout pods restart repeatedly (OOMKilled)" },
+  { slug: "recommendations-crashloop", signalName: "KubePodCrashLooping", severity: "critical", kind: "Deployment", name: "recommendations", managed: true, description: "recommendations pods restart repeatedly (OOMKilled)" },
   { slug: "cart-latency", signalName: "HighLatencyP99", severity: "warning", kind: "Deployment", name: "cart", managed: true, description: "cart p99 latency above 2s for 10 minutes" },
   null,
-  { slug: "search-replicas", signalName: "KubeDeploymentReplicasMismatch", severity: "high", kind: "Deployment", name: "search", managed: true, description: "search has 1 of 3 replicas available", failOnRequest: "simulated failure: rollout did not progress" },
+  { slug: "search-replicas", signalName: "KubeDeploymentReplicasMismatch", severity: "high", kind: "Deployment", name: "search", managed: true, description: "search has 1 of 3 replicas available" },
   { slug: "reports-failing", signalName: "KubeJobFailed", severity: "warning", kind: "CronJob", name: "report-generator", managed: false, description: "nightly report job failed 3 times" },
   { slug: "payments-disk", signalName: "PersistentVolumeFillingUp", severity: "high", kind: "StatefulSet", name: "payments-db", managed: true, description: "payments-db volume 92% full" }
 ]
@@ -53,8 +51,7 @@ export const signalRr = (n: number, now: number, apiGroup: string, s: LifecycleS
   return {
     metadata: {
       name: `sig-${t.slug}-${Math.floor(now / 1000).toString(36)}-${n}`,
-      labels: { [`${apiGroup}/signal`]: t.signalName, [`${apiGroup}/source`]: "signal-stream" },
-      ...(t.failOnRequest === undefined ? {} : { annotations: { [simulateFailureAnnotation(apiGroup)]: t.failOnRequest } })
+      labels: { [`${apiGroup}/signal`]: t.signalName, [`${apiGroup}/source`]: "signal-stream" }
     },
     spec: {
       signalName: t.signalName,

@@ -1,8 +1,10 @@
 /**
  * The remediation lifecycle controllers as layers.
  *
- * - `LifecycleLive`: the orchestrator, the analysis controller, the effectiveness monitor, the execution simulator and the signal stream (the
- *   last two when enabled), given K8s, Cluster, Metrics, ControllerMetrics, LifecycleConfig and LifecycleAudit.
+ * - `LifecycleLive`: the orchestrator, the analysis controller, the effectiveness monitor and the signal stream (when
+ *   enabled), given K8s, Cluster, Metrics, ControllerMetrics, LifecycleConfig and LifecycleAudit.
+ * - `StorageControllersLive`: the controllers that read the storage catalog: catalog registration and workflow
+ *   execution (the operator runs them when `storage.url` is set).
  * - `LifecycleOperatorLive`: the same for the operator process, building K8s and Cluster from the operator config
  *   (`kubeconfig`, `apiGroup`) and `lifecycle.namespace`; audit events go to storage when `storage.url` is set
  *   (`LifecycleAudit.layerConfig`), else to the log.
@@ -15,6 +17,8 @@ import { Storage } from "@kubemend/core/Storage"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Config, Effect, Layer, Option } from "effect"
 import { CatalogControllerLive } from "../Catalog/CatalogController.ts"
+import { ExecutionConfig, type ExecutionSettings } from "../Execution/ExecutionConfig.ts"
+import { ExecutionControllerLive } from "../Execution/ExecutionController.ts"
 import { NotificationConfig, type NotificationSettings } from "../Notification/NotificationConfig.ts"
 import { NotificationControllerLive } from "../Notification/NotificationController.ts"
 import type { Cluster } from "../Cluster.ts"
@@ -38,7 +42,6 @@ import { PolicyEngine } from "../Policy/PolicyEngine.ts"
 import { PolicySyncLive } from "../Policy/PolicySync.ts"
 import { SignalProcessingReconciler } from "./SignalProcessing.ts"
 import { SignalsLive } from "./Signals.ts"
-import { ExecutionSimulator } from "./Simulator.ts"
 import { ManagedTargets } from "./Targets.ts"
 
 export { AgentClient } from "./AgentClient.ts"
@@ -51,8 +54,8 @@ export { applyPlatformSpec, PlatformSettings } from "./PlatformSettings.ts"
 export { type LifecycleAccess, LifecycleRbac, lifecycleRbac, managedTargetResources } from "./Rbac.ts"
 export { runSignals, SignalsLive } from "./Signals.ts"
 export { SignalProcessingReconciler } from "./SignalProcessing.ts"
-export { ExecutionSimulator } from "./Simulator.ts"
 export { ManagedTargets } from "./Targets.ts"
+export { ExecutionConfig } from "../Execution/ExecutionConfig.ts"
 
 const ControllersLive = Layer.scopedDiscard(
   Effect.gen(function* () {
@@ -77,7 +80,6 @@ const ReconcilersLive = Layer.mergeAll(
   OrchestratorReconciler.Default,
   AnalysisReconciler.Default,
   SignalProcessingReconciler.Default,
-  ExecutionSimulator.Default,
   PoliciesLive,
   EffectivenessReconciler.Default.pipe(
     Layer.provide(AlertCheck.layer),
@@ -90,19 +92,20 @@ const ReconcilersLive = Layer.mergeAll(
 
 /**
  * Controllers that talk to the storage service: the catalog controller (RemediationWorkflow and ActionType
- * resources into the catalog). Off with the lifecycle (`lifecycle.enabled=false`).
+ * resources into the catalog) and the workflow execution controller (runs what the catalog says). Off with the
+ * lifecycle (`lifecycle.enabled=false`).
  */
 export const StorageControllersLive = Layer.unwrapEffect(
   Effect.map(LifecycleConfig, (config) =>
-    config.enabled ? CatalogControllerLive : Layer.empty)
+    config.enabled ? Layer.merge(CatalogControllerLive, ExecutionControllerLive) : Layer.empty)
 )
 
 /** The storage controllers when the operator's config names storage (`storage.url`), else a log line. */
 const StorageControllersFromConfig = Layer.unwrapEffect(
   Effect.map(Config.option(Config.string("url").pipe(Config.nested("storage"))), (url) =>
     Option.isSome(url)
-      ? StorageControllersLive.pipe(Layer.provide(Storage.layerConfig))
-      : Layer.effectDiscard(Effect.logWarning("catalog controller off: no storage.url in the operator config")))
+      ? StorageControllersLive.pipe(Layer.provide(Layer.merge(Storage.layerConfig, ExecutionConfig.layerConfig)))
+      : Layer.effectDiscard(Effect.logWarning("catalog and workflow execution controllers off: no storage.url in the operator config")))
 )
 
 /** Notifications from the operator's config (`notification.*`); delivery records go to storage when `storage.url` is set. */
@@ -157,8 +160,10 @@ export interface InProcessOptions extends LifecycleOverrides {
   readonly apiGroup?: string
   /** Where audit events go; default the log. */
   readonly audit?: Layer.Layer<LifecycleAudit>
-  /** The storage service; with it the catalog controller runs too, and delivery records are written. */
+  /** The storage service; with it the catalog and workflow execution controllers run too, and delivery records are written. */
   readonly storage?: Layer.Layer<Storage>
+  /** Settings of the workflow execution controller (with `storage`). */
+  readonly execution?: Partial<Omit<ExecutionSettings, "ansible">> & { readonly ansible?: Partial<ExecutionSettings["ansible"]> }
   /** Receivers and routes of the notification controller (it always runs with the lifecycle). */
   readonly notification?: Partial<NotificationSettings>
   /** The effectiveness monitor's settings (the platform CR's `monitoring` and `effectivenessMonitor` override them). */
@@ -167,7 +172,7 @@ export interface InProcessOptions extends LifecycleOverrides {
 
 /** The lifecycle controllers in this process against `kubeconfig`, until the layer's scope closes. */
 export const layerInProcess = (options: InProcessOptions) => {
-  const { kubeconfig, namespace, apiGroup = "kubemend.io", audit, storage, notification, effectiveness, ...overrides } = options
+  const { kubeconfig, namespace, apiGroup = "kubemend.io", audit, storage, notification, effectiveness, execution, ...overrides } = options
   const notifications = NotificationsLive.pipe(
     Layer.provide(NotificationConfig.layer(notification)),
     Layer.provide(storage ?? Layer.empty)
@@ -175,7 +180,7 @@ export const layerInProcess = (options: InProcessOptions) => {
   // With storage, the effectiveness monitor also reads the resolved signals the signal service recorded there.
   const controllers = storage === undefined
     ? Layer.merge(LifecycleLive, notifications)
-    : Layer.mergeAll(LifecycleLive.pipe(Layer.provide(storage)), notifications, StorageControllersLive.pipe(Layer.provide(storage)))
+    : Layer.mergeAll(LifecycleLive.pipe(Layer.provide(storage)), notifications, StorageControllersLive.pipe(Layer.provide(Layer.merge(storage, ExecutionConfig.layer(execution)))))
   return controllers.pipe(
     Layer.provide(Layer.mergeAll(
       K8sLive.layer({ namespace, apiGroup, kubeconfig }),

@@ -30,6 +30,7 @@ import { ensureExportKey } from "./ExportKey.ts"
 import { renderClusterRbac } from "./Rbac.ts"
 import { renderConsoleConfig, renderServiceConfigs } from "./RenderConfig.ts"
 import { type ConditionInput, deploymentReadiness, mergeConditions, servicesPhase, storedStatus, toServiceStatus, worldConditions } from "./Status.ts"
+import { ansibleReady } from "../Execution/AnsibleReady.ts"
 import { validateReferences } from "./Validate.ts"
 import { renderOpa } from "./Opa.ts"
 import { renderWorkloads } from "./Workloads.ts"
@@ -214,7 +215,7 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
         deploymentReadiness(svc, applied.deployments.find((d) => d.metadata.name === workloadName(svc))))
       const phase = servicesPhase(readiness)
       const notReady = readiness.filter((s) => !s.ready).map((s) => s.name)
-      conditions.push(...worldConditions(spec, rbac, readiness))
+      conditions.push(...worldConditions(rbac, readiness, yield* ansibleReady(cluster, namespace, spec)))
       yield* enter(phase, {
         services: readiness.map(toServiceStatus),
         ...(migration.lastMigrationHash === undefined ? {} : { lastMigrationHash: migration.lastMigrationHash }),

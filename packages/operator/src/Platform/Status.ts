@@ -5,7 +5,7 @@
  */
 import type { KubeObject } from "@kubemend/core/K8s"
 import type { Condition } from "@kubemend/core/domain/Meta"
-import type { PlatformConditionType, PlatformPhase, PlatformSpec, PlatformStatus, ServiceStatus } from "@kubemend/core/domain/Platform/index"
+import type { PlatformConditionType, PlatformPhase, PlatformStatus, ServiceStatus } from "@kubemend/core/domain/Platform/index"
 import type { RenderedClusterRbac } from "./Rbac.ts"
 
 export interface DeploymentReadiness extends ServiceStatus {
@@ -82,11 +82,11 @@ export const mergePatchOf = (from: Record<string, unknown>, to: Record<string, u
 export const storedStatus = (cr: KubeObject): PlatformStatus & Record<string, unknown> =>
   (isRecord(cr.status) ? cr.status : {}) as PlatformStatus & Record<string, unknown>
 
-/** Conditions read off the applied world: deployments, RBAC, tool bindings, automation, additional roles. */
+/** Conditions read off the applied world: deployments, RBAC, tool bindings, automation (checked by the caller), additional roles. */
 export const worldConditions = (
-  spec: PlatformSpec,
   rbac: RenderedClusterRbac,
-  readiness: ReadonlyArray<DeploymentReadiness>
+  readiness: ReadonlyArray<DeploymentReadiness>,
+  ansible: ConditionInput
 ): ReadonlyArray<ConditionInput> => {
   const phase = servicesPhase(readiness)
   const notReady = readiness.filter((s) => !s.ready).map((s) => s.name)
@@ -106,9 +106,7 @@ export const worldConditions = (
     rbac.toolBindingNames.length > 0
       ? { type: "ToolRBACBound", status: "True", reason: "Bound", message: `${rbac.toolBindingNames.length} role bindings` }
       : { type: "ToolRBACBound", status: "False", reason: "NoRoleBindings", message: "apiFrontend.rbac.roleBindings is empty: no group may use tools" },
-    spec.ansible.enabled
-      ? { type: "AnsibleReady", status: "True", reason: "Configured", message: `automation backend ${spec.ansible.apiURL ?? ""}` }
-      : { type: "AnsibleReady", status: "False", reason: "Disabled", message: "ansible.enabled is false" },
+    ansible,
     rbac.additionalRoles.length > 0
       ? { type: "AdditionalRBACBound", status: "True", reason: "Bound", message: rbac.additionalRoles.join(", ") }
       : { type: "AdditionalRBACBound", status: "False", reason: "NoneRequested", message: "no additionalClusterRoleBindings" }

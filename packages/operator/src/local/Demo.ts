@@ -10,7 +10,39 @@ import { createHash } from "node:crypto"
 export const demoNamespace = "demo-shop"
 
 /** Version of the demo workflows in the catalog. */
-export const workflowVersion = "1.1.0"
+export const workflowVersion = "1.2.0"
+
+/** Where the workflow Jobs run (the platform CR's `workflowExecution.workflowNamespace` default). */
+export const workflowNamespace = "kubemend-workflows"
+
+/**
+ * What each demo image needs in memory: the local kubelet crash-loops (OOMKilled) a container whose memory limit is
+ * below it. checkout 1.4.2 added an in-memory cart cache; 1.4.1 fits its 128Mi limit.
+ */
+export const imageWorkingSets: Readonly<Record<string, string>> = {
+  "shop/checkout:1.4.2": "190Mi",
+  "shop/checkout:1.4.1": "96Mi",
+  "shop/recommendations:3.2.0": "300Mi"
+}
+
+const podTemplate = (app: string, image: string, memory?: string) => ({
+  metadata: { labels: { app } },
+  spec: { containers: [{ name: app, image, ...(memory === undefined ? {} : { resources: { limits: { memory } } }) }] }
+})
+
+/** A ReplicaSet of a Deployment's rollout history (revision 1 is the older one). */
+const replicaSet = (deployment: string, name: string, revision: number, replicas: number, template: ReturnType<typeof podTemplate>) => ({
+  apiVersion: "apps/v1",
+  kind: "ReplicaSet",
+  metadata: {
+    name,
+    namespace: demoNamespace,
+    labels: { app: deployment },
+    annotations: { "deployment.kubernetes.io/revision": String(revision) },
+    ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: deployment, controller: true }]
+  },
+  spec: { replicas, selector: { matchLabels: { app: deployment } }, template }
+})
 
 const fingerprint = (text: string) => createHash("sha256").update(text).digest("hex")
 
@@ -21,26 +53,36 @@ const target = (kind: string, name: string) => ({ kind, name, namespace: demoNam
 /** Workloads the agent's cluster tools can inspect. The namespace is managed, so remediation is allowed. */
 export const workloads = (apiGroup: string) => [
   { apiVersion: "v1", kind: "Namespace", metadata: { name: demoNamespace, labels: { [`${apiGroup}/managed`]: "true" } } },
+  { apiVersion: "v1", kind: "Namespace", metadata: { name: workflowNamespace } },
   {
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: { name: "checkout", namespace: demoNamespace, labels: { app: "checkout" } },
-    spec: { replicas: 2, selector: { matchLabels: { app: "checkout" } }, template: { metadata: { labels: { app: "checkout" } }, spec: { containers: [{ name: "checkout", image: "shop/checkout:1.4.2", resources: { limits: { memory: "128Mi" } } }] } } },
+    metadata: { name: "checkout", namespace: demoNamespace, labels: { app: "checkout" }, generation: 2 },
+    spec: { replicas: 2, selector: { matchLabels: { app: "checkout" } }, template: podTemplate("checkout", "shop/checkout:1.4.2", "128Mi") },
     status: { replicas: 2, readyReplicas: 0, unavailableReplicas: 2 }
   },
-  // The rest of the owner chain and the other workloads the demo's alerts name: the signal service resolves every
-  // alert's target in the cluster before it makes a request.
-  {
-    apiVersion: "apps/v1",
-    kind: "ReplicaSet",
-    metadata: { name: "checkout-7d9f8b6c5", namespace: demoNamespace, labels: { app: "checkout" }, ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "checkout", controller: true }] }
-  },
+  // The rollout history (1.4.1, then the crashing 1.4.2) and the rest of the owner chains the demo's alerts name:
+  // the signal service resolves every alert's target in the cluster before it makes a request.
+  replicaSet("checkout", "checkout-6c4f9d7b8", 1, 0, podTemplate("checkout", "shop/checkout:1.4.1", "128Mi")),
+  replicaSet("checkout", "checkout-7d9f8b6c5", 2, 2, podTemplate("checkout", "shop/checkout:1.4.2", "128Mi")),
   ...["cart", "search"].map((name) => ({
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: { name, namespace: demoNamespace, labels: { app: name } },
-    spec: { replicas: 3, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name, image: `shop/${name}:2.0.0` }] } } }
+    metadata: { name, namespace: demoNamespace, labels: { app: name }, generation: 2 },
+    spec: { replicas: 3, selector: { matchLabels: { app: name } }, template: podTemplate(name, `shop/${name}:2.0.0`) }
   })),
+  // Crash loops too (its model needs 300Mi of its 256Mi): the signal stream's KubePodCrashLooping is about it, and
+  // the autonomous remediation raises its limit, while checkout waits for a person to approve its rollback.
+  {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "recommendations", namespace: demoNamespace, labels: { app: "recommendations" } },
+    spec: { replicas: 1, selector: { matchLabels: { app: "recommendations" } }, template: podTemplate("recommendations", "shop/recommendations:3.2.0", "256Mi") }
+  },
+  ...["cart", "search"].flatMap((name) => [
+    replicaSet(name, `${name}-5b7c9d4f2`, 1, 0, podTemplate(name, `shop/${name}:1.9.3`)),
+    replicaSet(name, `${name}-8f6d2c1a9`, 2, 3, podTemplate(name, `shop/${name}:2.0.0`))
+  ]),
   { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "payments-db", namespace: demoNamespace, labels: { app: "payments-db" } }, spec: { replicas: 1 } },
   { apiVersion: "v1", kind: "Namespace", metadata: { name: "legacy-batch" } },
   { apiVersion: "batch/v1", kind: "CronJob", metadata: { name: "report-generator", namespace: "legacy-batch" }, spec: { schedule: "0 2 * * *" } },
@@ -126,7 +168,7 @@ export const analyses = (apiGroup: string, now: Date) => [
     status: {
       phase: "Completed",
       investigationSession: { id: "5b0e7a52-3f0c-4d55-9a61-1f2f7f7c9e11", createdAt: minutesAgo(now, 11) },
-      selectedWorkflow: { workflowId: workflowIdOf("increase-memory-limit"), version: workflowVersion, workflowName: "increase-memory-limit", actionType: "IncreaseMemoryLimit", confidence: 0.72 },
+      selectedWorkflow: { workflowId: workflowIdOf("rollback-deployment"), version: workflowVersion, workflowName: "rollback-deployment", actionType: "RollbackDeployment", confidence: 0.72 },
       rootCauseAnalysis: {
         summary: "checkout is OOMKilled: its 128Mi limit is below the 190Mi working set since release 1.4.2",
         severity: "critical",
@@ -150,10 +192,13 @@ export const approvals = (apiGroup: string, now: Date) => [
       confidenceLevel: "medium",
       whyApprovalRequired: "confidence 0.72 is below the auto-approval threshold 0.8",
       investigationSummary: "checkout pods are OOMKilled (exit 137) 14 times in 12 minutes; the limit is 128Mi",
-      recommendedWorkflow: { workflowId: workflowIdOf("increase-memory-limit"), version: workflowVersion, workflowName: "increase-memory-limit", rationale: "raise the limit to 256Mi" },
-      recommendedActions: [{ action: "Raise checkout memory limit to 256Mi", rationale: "working set peaks at 190Mi" }],
-      evidenceCollected: ["pod checkout-7d9f8b6c5-x2x7q lastState OOMKilled", "event BackOff x14"],
-      alternativesConsidered: [{ approach: "restart the pods", prosCons: "fast, but the OOM returns within minutes" }],
+      recommendedWorkflow: { workflowId: workflowIdOf("rollback-deployment"), version: workflowVersion, workflowName: "rollback-deployment", rationale: "roll back to 1.4.1, which fits the 128Mi limit" },
+      recommendedActions: [{ action: "Roll checkout back to revision 1 (shop/checkout:1.4.1)", rationale: "1.4.2's cart cache needs 190Mi; 1.4.1 ran within 128Mi" }],
+      evidenceCollected: ["pod checkout-7d9f8b6c5-x2x7q lastState OOMKilled", "event BackOff x14", "ReplicaSet checkout-6c4f9d7b8 (revision 1) ran shop/checkout:1.4.1"],
+      alternativesConsidered: [
+        { approach: "raise the memory limit to 256Mi", prosCons: "keeps 1.4.2, but commits more memory per pod" },
+        { approach: "restart the pods", prosCons: "fast, but the OOM returns within minutes" }
+      ],
       requiredBy: new Date(now.getTime() + 15 * 60_000).toISOString()
     },
     status: { createdAt: minutesAgo(now, 10) }
@@ -167,11 +212,19 @@ export const approvals = (apiGroup: string, now: Date) => [
  * with different content.
  */
 export const workflowDocuments = [
-  { name: "increase-memory-limit", actionType: "IncreaseMemoryLimit", what: "Raise a container's memory limit", whenToUse: "OOMKilled containers whose working set exceeds the limit" },
+  { name: "increase-memory-limit", actionType: "IncreaseMemoryLimit", what: "Raise a container's memory limit", whenToUse: "OOMKilled containers whose working set exceeds the limit", extra: [["MEMORY_LIMIT", "string", "New memory limit (default: twice the current one)", false, "^[0-9]+(Mi|Gi)$"]] },
   { name: "restart-pod", actionType: "RestartPod", what: "Delete a pod so its controller recreates it", whenToUse: "A pod stuck in a bad state that a restart clears" },
-  { name: "rollback-deployment", actionType: "RollbackDeployment", what: "Roll a deployment back to its previous revision", whenToUse: "A release that introduced a regression" }
+  { name: "rollback-deployment", actionType: "RollbackDeployment", what: "Roll a deployment back to its previous revision", whenToUse: "A release that introduced a regression" },
+  { name: "scale-replicas", actionType: "ScaleReplicas", what: "Set a workload's replica count", whenToUse: "Too few replicas for the load", extra: [["REPLICAS", "integer", "Replica count", true]] },
+  { name: "patch-hpa", actionType: "PatchHPA", what: "Raise a HorizontalPodAutoscaler's maximum", whenToUse: "The autoscaler is pinned at its maximum", extra: [["MAX_REPLICAS", "integer", "New maxReplicas", true]] },
+  { name: "relax-pdb", actionType: "RelaxPDB", what: "Loosen a PodDisruptionBudget", whenToUse: "A budget blocks a drain or rollout", extra: [["MAX_UNAVAILABLE", "string", "New maxUnavailable (default: minAvailable lowered by one)", false]] },
+  { name: "remove-taint", actionType: "RemoveTaint", what: "Remove a taint from a node", whenToUse: "Pods pending because of a stale taint", cluster: true, extra: [["TAINT_KEY", "string", "Key of the taint to remove", true]] },
+  { name: "cordon-drain-node", actionType: "CordonDrainNode", what: "Cordon a node and evict its pods", whenToUse: "A failing node whose pods should move", cluster: true }
 ].map((w) => ({
-  ...w,
+  name: w.name,
+  actionType: w.actionType,
+  what: w.what,
+  whenToUse: w.whenToUse,
   content: [
     "apiVersion: kubemend.io/v1alpha1",
     "kind: RemediationWorkflow",
@@ -196,11 +249,18 @@ export const workflowDocuments = [
     "      type: string",
     "      description: Name of the target resource",
     "      required: true",
-    "      pattern: '^[a-z0-9-]+$'",
+    "      pattern: '^[a-z0-9.-]+$'",
     "    - name: TARGET_NAMESPACE",
     "      type: string",
     "      description: Namespace of the target resource",
-    "      required: true"
+    `      required: ${w.cluster === true ? "false" : "true"}`,
+    ...(w.extra ?? []).flatMap(([name, type, description, required, pattern]) => [
+      `    - name: ${String(name)}`,
+      `      type: ${String(type)}`,
+      `      description: ${JSON.stringify(String(description))}`,
+      `      required: ${String(required)}`,
+      ...(pattern === undefined ? [] : [`      pattern: '${String(pattern)}'`])
+    ])
   ].join("\n") + "\n"
 }))
 

@@ -2,12 +2,13 @@
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { DevKube } from "@kubemend/core/devkit/kube/index"
 import { make as makeIssuer } from "@kubemend/core/devkit/Issuer"
-import { make as makeAlerts } from "@kubemend/core/devkit/Alerts"
+import { demoAlerts, make as makeAlerts } from "@kubemend/core/devkit/Alerts"
 import { make as makeOpa } from "@kubemend/core/devkit/Opa"
 import * as ScriptedLlm from "@kubemend/core/devkit/ScriptedLlm"
 import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { noConsole, personas } from "@kubemend/core/Personas"
 import { duration, formatGoDuration } from "@kubemend/core/Config"
+import { Storage } from "@kubemend/core/Storage"
 import { StorageApi } from "@kubemend/core/StorageApi"
 import { Config, Duration, Effect, Either, Layer, Option, Redacted, Schedule } from "effect"
 import * as Fs from "node:fs"
@@ -19,7 +20,7 @@ import { layerInProcess } from "../Operator.ts"
 import { renderServiceConfigs } from "../Platform/RenderConfig.ts"
 import { runLocalKubelet } from "./Kubelet.ts"
 import { seedCluster, serviceIdentity } from "./Cluster.ts"
-import { demoNamespace, workflowDocuments } from "./Demo.ts"
+import { demoNamespace, imageWorkingSets, workflowDocuments, workflowNamespace } from "./Demo.ts"
 import { localScripts } from "./Investigations.ts"
 import { choosePorts } from "./Ports.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
@@ -80,10 +81,10 @@ export const localPlatform = Effect.gen(function* () {
   const quiet = (yield* Config.string("LOCAL_QUIET").pipe(Config.withDefault("false"))) === "true"
   // State lives under the repo by default; tests point it elsewhere so they never touch a developer's platform.
   const stateRoot = yield* Config.string("LOCAL_STATE_DIR").pipe(Config.withDefault(root))
-  // The pace of the remediations a person watches (tests shorten it): how long a simulated workflow runs, how long
-  // the assessment waits before calling it effective, and how often the signal stream creates a new RR.
+  // The pace of the remediations a person watches (tests shorten it): how long the local kubelet lets a workflow
+  // Job's pod run before it performs the action, how long the assessment waits, and how often a new signal comes.
   const pace = yield* Config.all({
-    execution: duration("LOCAL_EXECUTION_TIME").pipe(Config.withDefault(Duration.seconds(20))),
+    execution: duration("LOCAL_EXECUTION_TIME").pipe(Config.withDefault(Duration.seconds(5))),
     stabilization: duration("LOCAL_STABILIZATION_WINDOW").pipe(Config.withDefault(Duration.minutes(1))),
     signals: duration("LOCAL_SIGNAL_INTERVAL").pipe(Config.withDefault(Duration.seconds(45)))
   })
@@ -158,13 +159,23 @@ export const localPlatform = Effect.gen(function* () {
     })
 
   // The operator first: storage and the agent admit only callers the RBAC it renders grants, so the platform's
-  // roles and bindings must exist before the services call each other. The local kubelet makes its Job and
-  // Deployments report back.
+  // roles and bindings must exist before the services call each other. The local kubelet makes its Jobs and
+  // Deployments report back, performs the workflow Jobs' actions, keeps the demo workloads' pods, and fires the
+  // alerts they show.
   yield* runLocalKubelet(kube, {
-    gateway: `${url(ports.gateway.healthPort)}/readyz`,
-    agent: `${url(ports.agent.healthPort)}/readyz`,
-    storage: `${url(ports.storage.healthPort)}/readyz`,
-    signals: `${url(ports.signals.healthPort)}/readyz`
+    readyz: {
+      gateway: `${url(ports.gateway.healthPort)}/readyz`,
+      agent: `${url(ports.agent.healthPort)}/readyz`,
+      storage: `${url(ports.storage.healthPort)}/readyz`,
+      signals: `${url(ports.signals.healthPort)}/readyz`
+    },
+    apiGroup,
+    workflowNamespace,
+    executionTime: pace.execution,
+    demoNamespace,
+    imageWorkingSets,
+    alerts,
+    staticAlerts: demoAlerts().filter((a) => a.labels["namespace"] !== demoNamespace)
   })
   yield* Layer.build(layerInProcess({ kubeconfig: kube.kubeConfig(), apiGroup, serviceAccount: { namespace, name: "kubemend-operator" } }))
   yield* awaitRbac(kube)
@@ -175,9 +186,10 @@ export const localPlatform = Effect.gen(function* () {
   // After the others: a third TypeScript process loading at once slows every start on a small machine.
   yield* start("signals")
 
-  // The remediation lifecycle: analyses through the agent's REST contract, approvals, blocks, executions that a
-  // simulator completes, and a trickle of new signals so a connected client sees remediations move. Its audit
-  // events go to storage with the operator's own ServiceAccount token, so storage can rebuild every RR.
+  // The remediation lifecycle: analyses through the agent's REST contract, approvals, blocks, workflow Jobs from the
+  // storage catalog (run by the local kubelet above), and a trickle of new signals so a connected client sees
+  // remediations move. Audit events and catalog reads use the operator's own ServiceAccount token.
+  const operatorToken = Redacted.make(identities.operator.token)
   yield* Layer.build(
     lifecycleInProcess({
       kubeconfig: kube.kubeConfig(),
@@ -187,18 +199,16 @@ export const localPlatform = Effect.gen(function* () {
       agentToken: Option.some(Redacted.make(identities.operator.token)),
       policy: { url: opa.url },
       notification: { receivers: [{ name: "local-inbox", channel: "webhook", url: inbox.url }], defaultReceivers: ["local-inbox"] },
-      simulator: { enabled: true, completeAfter: pace.execution },
+      storage: Storage.layer({ baseUrl: url(ports.storage.port), token: operatorToken }),
+      execution: { workflowNamespace, pollInterval: Duration.seconds(2) },
       // The demo's alerts go through the signal service (below), not straight into the cluster.
       signals: { enabled: false, namespace: demoNamespace },
-      audit: LifecycleAudit.layerStorage({ baseUrl: url(ports.storage.port), token: Redacted.make(identities.operator.token) })
+      audit: LifecycleAudit.layerStorage({ baseUrl: url(ports.storage.port), token: operatorToken })
     })
   )
   yield* runSignalGenerator({
     signalsUrl: url(ports.signals.port),
     token: alertmanagerToken,
-    kubeUrl: kube.url,
-    namespace,
-    apiGroup,
     managedNamespace: demoNamespace,
     unmanagedNamespace: "legacy-batch",
     interval: pace.signals,

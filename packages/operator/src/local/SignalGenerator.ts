@@ -2,19 +2,14 @@
  * The demo's signal generator on `npm start`: every `interval` it posts the next alert of the lifecycle's rotation
  * (`Lifecycle/Signals.ts`) to the signal service as Alertmanager would — a `version: "4"` webhook with the
  * `alertmanager` ServiceAccount's token — so each remediation enters the way a real one does (target resolution,
- * fingerprint, deduplication: the rotation's repeat answers 202). The one signal whose workflow should fail gets the
- * simulator's `simulate-failure` annotation on the request the service made (a demo-only knob, never in the alert).
+ * fingerprint, deduplication: the rotation's repeat answers 202).
  */
 import { Duration, Effect, Schedule } from "effect"
 import { rotation, signalAt, type SignalTemplate } from "../Lifecycle/Signals.ts"
-import { simulateFailureAnnotation } from "../Lifecycle/Objects.ts"
 
 export interface GeneratorOptions {
   readonly signalsUrl: string
   readonly token: string
-  readonly kubeUrl: string
-  readonly namespace: string
-  readonly apiGroup: string
   readonly managedNamespace: string
   readonly unmanagedNamespace: string
   readonly interval: Duration.Duration
@@ -57,13 +52,6 @@ const post = (o: GeneratorOptions, n: number) =>
     const body = (await res.json()) as { status?: string; detail?: string; remediationRequestRef?: { name: string } }
     if (res.status >= 400) throw new Error(`signal service answered ${res.status}: ${body.detail ?? ""}`)
     const name = body.remediationRequestRef?.name
-    if (res.status === 201 && name !== undefined && t.failOnRequest !== undefined) {
-      await fetch(`${o.kubeUrl}/apis/${o.apiGroup}/v1alpha1/namespaces/${o.namespace}/remediationrequests/${name}`, {
-        method: "PATCH",
-        headers: { "content-type": "application/merge-patch+json", authorization: "Bearer devkube-admin" },
-        body: JSON.stringify({ metadata: { annotations: { [simulateFailureAnnotation(o.apiGroup)]: t.failOnRequest } } })
-      })
-    }
     return `${t.signalName} on ${namespace}/${t.kind}/${t.name}: ${res.status} ${body.status ?? ""} ${name ?? ""}`
   }).pipe(
     Effect.flatMap((line) => Effect.logInfo(`signal generator: ${line}`)),
