@@ -27,7 +27,7 @@ describe("lifecycle: the pipeline", () => {
       expect(ai.status.investigationSession.id).toBe(h.agent.sessionIds()[0])
       expect(h.agent.submitted[0]).toMatchObject({ remediation_id: name, signal_name: "KubePodCrashLooping", severity: "critical" })
       const we = Option.getOrThrow(yield* h.get("workflowexecutions", `we-${name}`))
-      expect(we.spec).toMatchObject({ targetResource: "shop/Deployment/checkout", parameters: { MEMORY_LIMIT: "256Mi", TARGET_NAME: "checkout" } })
+      expect(we.spec).toMatchObject({ targetResource: "shop/Deployment/recommendations", parameters: { MEMORY_LIMIT: "256Mi", TARGET_NAME: "recommendations" } })
       expect(we.status.phase).toBe("Running")
 
       yield* TestClock.adjust("5 seconds")
@@ -83,7 +83,7 @@ describe("lifecycle: the pipeline", () => {
       expect(audit.find((e) => e.event_type === "orchestrator.lifecycle.created")?.event_data).toMatchObject({
         signal_name: "KubePodCrashLooping",
         target_kind: "Deployment",
-        target_name: "checkout",
+        target_name: "recommendations",
         target_namespace: workloads
       })
       const stored = audit.map((e) => ({ ...e, event_id: randomUUID() }) as AuditEvent)
