@@ -9,7 +9,7 @@ import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Storage } from "@kubemend/core/Storage"
 import { Context, Duration, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
-import { startStorage } from "../../gateway/test/support/StorageProcess.ts"
+import { grantStorageClient, startStorage } from "../../gateway/test/support/StorageProcess.ts"
 import * as ClusterLive from "../src/Cluster/Live.ts"
 import { renderCrds } from "../src/Crds.ts"
 import { Engines } from "../src/Execution/Engines.ts"
@@ -97,6 +97,7 @@ export const world = (settings: Parameters<typeof ExecutionConfig.make>[0] = {},
       ...objects
     ] as never)
     const storage = yield* startStorage(kube, namespace)
+    grantStorageClient(kube, namespace, "kubemend-operator")
     const token = Redacted.make(kube.registerServiceAccountToken(namespace, "kubemend-operator"))
     const storageLayer = Storage.layer({ baseUrl: storage.url, token })
     const base = Layer.mergeAll(
