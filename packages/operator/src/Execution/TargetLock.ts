@@ -54,6 +54,6 @@ export const targetSpecHash = (k8s: K8sService, target: TargetResource | undefin
       namespace: target.namespace ?? "",
       ...(target.apiVersion === undefined ? {} : { apiVersion: target.apiVersion })
     }).pipe(
-      Effect.map((o) => Option.some(specHash(o.spec))),
+      Effect.map((o) => Option.some(specHash(o))),
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`spec hash of ${describeTarget(target)} not captured: ${e._tag}`), Option.none<string>()))
     )
