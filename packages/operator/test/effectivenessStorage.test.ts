@@ -94,7 +94,8 @@ describe("effectiveness in storage", () => {
         score: 1,
         assessment_status: "Partial",
         components: { health_assessed: true, health_score: 1, alert_assessed: true, alert_score: 1, metrics_assessed: false },
-        hash_comparison: { hash_match: null }
+        // The execution captured the spec before the run; the test's Job changed nothing, so the hashes match.
+        hash_comparison: { hash_match: true }
       })
       expect(healed.hash_comparison?.post_remediation_spec_hash).toMatch(/^sha256:[0-9a-f]{64}$/)
       const broken = yield* scored("rr-broken")

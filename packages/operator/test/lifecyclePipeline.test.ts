@@ -14,8 +14,8 @@ const phases = (events: ReadonlyArray<{ event_type: string }>) => events.map((e)
 describe("lifecycle: the pipeline", () => {
   it.scoped("happy path: a signal is analyzed, auto-approved, executed, verified and completed; storage rebuilds it", () =>
     Effect.gen(function* () {
-      // The target the signal names, healthy once the workflow has run (no real remediation runs here).
-      const h = yield* harness({ config: { ...config, signals: { namespace: workloads } }, seed: workload("checkout") })
+      // The target the signal names, healthy once the workflow has run (the harness only marks the execution done).
+      const h = yield* harness({ config: { ...config, signals: { namespace: workloads } }, seed: workload("recommendations") })
       yield* h.run(emitSignal(0))
       const name = (yield* h.k8s.listCr("remediationrequests")).items[0]!.metadata.name
       yield* h.settle
