@@ -13,7 +13,6 @@ import { renderCrds } from "../src/Crds.ts"
 import { apiGroup, harness, type Harness, managedNamespace, namespace, rr, sample, workload, workloads } from "./lifecycleHarness.ts"
 
 const config = {
-  simulator: { enabled: true, completeAfter: Duration.seconds(5) },
   stabilizationWindow: Duration.minutes(1),
   routing: { recentlyRemediatedCooldown: Duration.seconds(1) }
 }
@@ -42,7 +41,7 @@ const setup = (world: ReadonlyArray<KubeObject>, alerts: ReadonlyArray<DevAlert>
     return { kube, h, alerts: metrics }
   })
 
-/** Creates the RR and runs it to `Verifying` (analysis, auto-approval, the simulated 5 s execution). */
+/** Creates the RR and runs it to `Verifying` (analysis, auto-approval, the 5 s execution the harness plays). */
 const toVerifying = (h: Harness, name: string) =>
   Effect.gen(function* () {
     yield* h.k8s.createCr("remediationrequests", rr(name))
