@@ -37,7 +37,7 @@ export const startPlatform = async (env: Record<string, string> = {}): Promise<L
       LOCAL_PORTS: "auto",
       LOCAL_QUIET: "true",
       LOCAL_STATE_DIR: state,
-      // The pace of the simulated workflow and the assessment, so a remediation completes within seconds.
+      // The pace of the workflow Jobs (how long the local kubelet lets them run) and the assessment.
       LOCAL_EXECUTION_TIME: "2s",
       LOCAL_STABILIZATION_WINDOW: "2s",
       ...env
@@ -143,26 +143,40 @@ export const signalRr = async (stack: StackJson, name: string, signalName: strin
 }
 
 /**
- * A Deployment in the demo namespace with one Ready pod, written to the dev API server: the world the effectiveness
- * monitor reads after the workflow (the local platform's simulated execution changes nothing in the cluster).
+ * A Deployment in the demo namespace with a rollout history (revision 1 ran `shop/<name>:0`, revision 2 runs
+ * `shop/<name>:1`), written to the dev API server as an admin would. The local kubelet gives it Ready pods, and the
+ * workflow Jobs act on it for real (a rollback goes back to revision 1). The history is written first: the kubelet
+ * gives a Deployment it sees without one a ReplicaSet of its own.
  */
 export const healthyTarget = async (stack: StackJson, name: string) => {
-  const base = `${stack.kube.url}/api/v1/namespaces/${demoNamespace}/pods`
-  const send = (url: string, method: string, body: unknown, type = "application/json") =>
-    fetch(url, { method, headers: { "content-type": type }, body: JSON.stringify(body) })
+  const send = (path: string, body: unknown) =>
+    fetch(`${stack.kube.url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer devkube-admin" }, body: JSON.stringify(body) })
   const labels = { app: name }
-  const deployment = {
+  const template = (image: string) => ({ metadata: { labels }, spec: { containers: [{ name, image, resources: { limits: { memory: "128Mi" } } }] } })
+  const replicaSet = (suffix: string, revision: number, image: string, replicas: number) => ({
     apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name, namespace: demoNamespace, labels },
-    spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name, image: `shop/${name}:1` }] } } }
+    kind: "ReplicaSet",
+    metadata: {
+      name: `${name}-${suffix}`,
+      namespace: demoNamespace,
+      labels,
+      annotations: { "deployment.kubernetes.io/revision": String(revision) },
+      ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name, controller: true }]
+    },
+    spec: { replicas, selector: { matchLabels: labels }, template: template(image) }
+  })
+  const objects: ReadonlyArray<readonly [string, unknown]> = [
+    [`/apis/apps/v1/namespaces/${demoNamespace}/replicasets`, replicaSet("a1", 1, `shop/${name}:0`, 0)],
+    [`/apis/apps/v1/namespaces/${demoNamespace}/replicasets`, replicaSet("b2", 2, `shop/${name}:1`, 1)],
+    [`/apis/apps/v1/namespaces/${demoNamespace}/deployments`, {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name, namespace: demoNamespace, labels },
+      spec: { replicas: 1, selector: { matchLabels: labels }, template: template(`shop/${name}:1`) }
+    }]
+  ]
+  for (const [path, body] of objects) {
+    const created = await send(path, body)
+    if (![201, 409].includes(created.status)) throw new Error(`creating ${path} ${name}: ${created.status}`)
   }
-  const created = await send(`${stack.kube.url}/apis/apps/v1/namespaces/${demoNamespace}/deployments`, "POST", deployment)
-  if (![201, 409].includes(created.status)) throw new Error(`creating Deployment ${name}: ${created.status}`)
-  const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: `${name}-0`, namespace: demoNamespace, labels }, spec: { containers: [{ name, image: `shop/${name}:1` }] } }
-  const made = await send(base, "POST", pod)
-  if (![201, 409].includes(made.status)) throw new Error(`creating Pod ${name}-0: ${made.status}`)
-  const status = { status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }], containerStatuses: [{ name, ready: true, restartCount: 0, state: { running: {} } }] } }
-  const patched = await send(`${base}/${name}-0/status`, "PATCH", status, "application/merge-patch+json")
-  if (patched.status !== 200) throw new Error(`marking Pod ${name}-0 Ready: ${patched.status}`)
 }
