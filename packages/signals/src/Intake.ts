@@ -9,7 +9,7 @@
 import { Audit } from "@kubemend/core/Audit"
 import { DependencyUnavailable } from "@kubemend/core/Errors"
 import { K8s, type K8sUnavailable, type KubeObject } from "@kubemend/core/K8s"
-import { Clock, Duration, Effect, Schedule } from "effect"
+import { Clock, Duration, Effect, Exit, Schedule } from "effect"
 import { Breaker } from "./Breaker.ts"
 import { entryFrom, type Entry, makeIndex, observe } from "./Tracked.ts"
 import { fingerprintOf, type RawTarget, type Signal, signalSource, signalType, type Target } from "./Signal.ts"
@@ -112,7 +112,11 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
             ))
           )
         }
-      }).pipe(Effect.ensuring(Effect.sync(() => { entry.flushing = false })))
+      }).pipe(Effect.onExit((exit) => Effect.suspend(() => {
+        entry.flushing = false
+        // A count that came between the last write and this exit gets its own writer (not after interruption: shutdown).
+        return entry.dirty && !Exit.isInterrupted(exit) ? Effect.asVoid(Effect.forkIn(flush(entry), scope)) : Effect.void
+      })))
 
     // On shutdown, what is counted but unwritten goes out (within the drain, as the layer closes).
     yield* Effect.addFinalizer(() =>
@@ -127,7 +131,8 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
         entry.lastSeen = at
         entry.dirty = true
         index.set(fp, entry)
-        yield* Effect.forkIn(flush(entry), scope)
+        // The writer already waiting or writing takes this count too; no fiber per duplicate.
+        if (!entry.flushing) yield* Effect.forkIn(flush(entry), scope)
         yield* metrics.deduplicated(signal.name)
         yield* audit.emit(signalAudit.deduplicated(signal, fp, entry, k8s.namespace, at))
         return { status: "deduplicated", fingerprint: fp, count: entry.count, remediationRequestRef: ref(entry.rrName) } as const
