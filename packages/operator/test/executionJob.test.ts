@@ -56,9 +56,15 @@ describe("workflow execution: job engine", () => {
         executionStatus: { status: "True", reason: "Completed" },
         conditions: [expect.objectContaining({ type: "Ready", status: "True", reason: "Succeeded" })]
       })
-      const events = (yield* w.audit).filter((e) => e.event_type.startsWith("workflowexecution.execution."))
-      expect(events.map((e) => e.event_type)).toEqual(["workflowexecution.execution.completed"])
-      expect(events[0]).toMatchObject({ correlation_id: "rr-a", event_data: { workflow_id: id, execution_ref: "we-rr-a", duration: "42s" } })
+      // The reference's workflow events, with what storage's success rate and durations read.
+      const events = (yield* w.audit).filter((e) => e.event_type.startsWith("workflowexecution.workflow."))
+      expect(events.map((e) => e.event_type)).toEqual(["workflowexecution.workflow.started", "workflowexecution.workflow.completed"])
+      expect(events[1]).toMatchObject({
+        correlation_id: "rr-a",
+        event_data: { workflow_id: id, execution_ref: "we-rr-a", duration: "42s", phase: "Completed", execution_name: "we-rr-a" }
+      })
+      const { completed_at, started_at } = events[1]!.event_data as { started_at: string; completed_at: string }
+      expect(Date.parse(completed_at) - Date.parse(started_at)).toBe(42_000)
       const metrics = yield* w.metrics
       expect(sample(metrics, "workflowexecution_reconciler_total", { outcome: "started" })).toBe(1)
       expect(sample(metrics, "workflowexecution_reconciler_total", { outcome: "completed" })).toBe(1)
@@ -83,7 +89,7 @@ describe("workflow execution: job engine", () => {
       expect(status["failureDetails"].logTail).toContain("forbidden")
       expect(status["failureDetails"].logTail).toContain("password=[REDACTED]")
       expect(status["failureDetails"].logTail).not.toContain("hunter2")
-      expect((yield* w.audit).find((e) => e.event_type === "workflowexecution.execution.failed")).toMatchObject({
+      expect((yield* w.audit).find((e) => e.event_type === "workflowexecution.workflow.failed")).toMatchObject({
         correlation_id: "rr-fail",
         event_outcome: "failure",
         event_data: { failure_reason: "TaskFailed", was_execution_failure: true }

@@ -14,7 +14,7 @@ import type { RemediationWorkflow } from "@kubemend/core/StorageApi"
 import { Clock, Duration, Effect, Either, Option } from "effect"
 import { splitKey, type Reconciled } from "../Controller.ts"
 import { LifecycleAudit } from "../Lifecycle/LifecycleAudit.ts"
-import { describeTarget, load, millisOf, type WorkflowExecution } from "../Lifecycle/Objects.ts"
+import { describeTarget, iso, load, millisOf, type WorkflowExecution } from "../Lifecycle/Objects.ts"
 import { PlatformSettings } from "../Lifecycle/PlatformSettings.ts"
 import { EngineRejected, type Run, type RunContext } from "./Engine.ts"
 import { Engines } from "./Engines.ts"
@@ -44,11 +44,13 @@ export class ExecutionReconciler extends Effect.Service<ExecutionReconciler>()("
 
     const write = (we: WorkflowExecution, status: Record<string, unknown>) => k8s.patchCrStatus("workflowexecutions", we.metadata.name, status)
 
-    const emit = (we: WorkflowExecution, outcome: "completed" | "failed", data: Record<string, unknown>) =>
+    // The reference's WorkflowExecutionAuditPayload (workflowexecution.workflow.*): storage's success rate and
+    // durations read these, from started_at/completed_at.
+    const emit = (we: WorkflowExecution, outcome: "started" | "completed" | "failed", data: Record<string, unknown>, now: number) =>
       audit.emit({
-        type: `workflowexecution.execution.${outcome}`,
+        type: `workflowexecution.workflow.${outcome}`,
         category: "workflowexecution",
-        outcome: outcome === "completed" ? "success" : "failure",
+        outcome: outcome === "completed" ? "success" : outcome === "started" ? "pending" : "failure",
         correlationId: we.spec.remediationRequestRef.name ?? we.metadata.name,
         ...(we.metadata.namespace === undefined ? {} : { namespace: we.metadata.namespace }),
         actor: { type: "service", id: "workflowexecution-controller" },
@@ -57,7 +59,13 @@ export class ExecutionReconciler extends Effect.Service<ExecutionReconciler>()("
           rr_name: we.spec.remediationRequestRef.name,
           execution_name: we.metadata.name,
           workflow_id: we.spec.workflowRef.workflowId,
+          ...(we.spec.workflowRef.version === undefined ? {} : { workflow_version: we.spec.workflowRef.version }),
+          ...(we.spec.workflowRef.executionBundle === undefined ? {} : { container_image: we.spec.workflowRef.executionBundle }),
           target: we.spec.targetResource,
+          target_resource: we.spec.targetResource,
+          phase: outcome === "started" ? "Running" : outcome === "completed" ? "Completed" : "Failed",
+          started_at: outcome === "started" ? iso(now) : we.status?.startTime ?? iso(now),
+          ...(outcome === "started" ? {} : { completed_at: iso(now) }),
           ...data
         }
       })
@@ -73,7 +81,7 @@ export class ExecutionReconciler extends Effect.Service<ExecutionReconciler>()("
           message: f.message,
           was_execution_failure: f.wasExecutionFailure,
           ...(status.duration === undefined ? {} : { duration: status.duration })
-        })
+        }, now)
         return "failed" as const
       })
 
@@ -125,6 +133,7 @@ export class ExecutionReconciler extends Effect.Service<ExecutionReconciler>()("
             ...(workflow.serviceAccountName === undefined ? {} : { serviceAccountName: workflow.serviceAccountName }),
             ...Option.match(hash, { onNone: () => ({}), onSome: (h) => ({ preRemediationSpecHash: h }) })
           }))
+          yield* emit(we, "started", { engine: engine.right.name, execution_ref: ref.right }, now)
           yield* Effect.logInfo(`started ${engine.right.name} ${ref.right} for ${we.metadata.name} on ${target}`)
           return ["started", settings.pollInterval] as const
         }))
@@ -154,7 +163,7 @@ export class ExecutionReconciler extends Effect.Service<ExecutionReconciler>()("
           case "Succeeded": {
             const status = succeeded(we, now, seen)
             yield* write(we, status)
-            yield* emit(we, "completed", { engine: engine.name, execution_ref: ref, ...(status.duration === undefined ? {} : { duration: status.duration }) })
+            yield* emit(we, "completed", { engine: engine.name, execution_ref: ref, ...(status.duration === undefined ? {} : { duration: status.duration }) }, now)
             return ["completed", undefined] as const
           }
           case "Failed":
