@@ -96,6 +96,21 @@ describe("journeys on the local platform", () => {
     expect(await call(approver, "svc_get_remediation", { rr_id: approvalRr })).toMatchObject({ phase: "Completed", outcome: "Remediated" })
   })
 
+  it("the demo heals: approving the seeded rr-checkout-oom rolls checkout back to 1.4.1, its pods become ready, its alerts resolve", { timeout: 150_000 }, async () => {
+    const stack = platform.stack
+    const deployment = async () =>
+      (await (await fetch(`${stack.kube.url}/apis/apps/v1/namespaces/${demoNamespace}/deployments/checkout`, { headers: { authorization: "Bearer devkube-admin" } })).json()) as Record<string, any>
+    expect((await deployment()).status?.readyReplicas ?? 0).toBe(0)
+    const approver = await platform.connect("remediation-approver")
+    expect(await call(approver, "svc_approve", { rar_name: "rar-rr-checkout-oom", decision: "Approved", reason: "1.4.1 fits the limit" })).toMatchObject({ status: "Approved" })
+    await eventually(() => call(approver, "svc_get_remediation", { rr_id: "rr-checkout-oom" }), (r) => r.phase !== "AwaitingApproval", "leaving AwaitingApproval")
+    expect((await call(approver, "svc_watch", { rr_id: "rr-checkout-oom" })).status).toBe("Completed")
+    const healed = await eventually(deployment, (d) => d.status?.readyReplicas === 2, "checkout ready")
+    expect(healed.spec.template.spec.containers[0].image).toBe("shop/checkout:1.4.1")
+    const alerts = (await (await fetch(`${stack.alerts.url}/api/v1/alerts`)).json()) as { data: { alerts: Array<{ labels: Record<string, string> }> } }
+    expect(alerts.data.alerts.filter((x) => x.labels["namespace"] === demoNamespace && (x.labels["deployment"] === "checkout" || x.labels["pod"]?.startsWith("checkout-")))).toEqual([])
+  })
+
   it("flow autonomous: a confident analysis runs Pending to Completed with no human step", { timeout: 150_000 }, async () => {
     await healthyTarget(platform.stack, "frontend")
     await signalRr(platform.stack, autonomousRr, autonomousSignal, "frontend", suffix)
