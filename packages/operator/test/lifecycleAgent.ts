@@ -1,12 +1,12 @@
 /**
- * A fake investigation agent for the lifecycle tests: a loopback HTTP server with the three REST endpoints the
- * analysis controller uses (submit, poll, result). Each submitted session follows a script (how many polls it stays
- * `investigating`, then `completed` with a result or `failed`); `restart()` forgets every session, as an agent
- * restart does, so the next poll answers 404.
+ * A fake investigation agent for the lifecycle tests: a loopback HTTP server with the REST endpoints the analysis
+ * controller uses (submit, poll, result, cancel), held to the real agent's contract by agentRestContract.test.ts.
+ * Each submitted session follows a script (how many polls it stays `investigating`, then `completed` with a result
+ * or `failed`); `restart()` forgets every session, as an agent restart does, so the next poll answers 404.
  */
-import type { IncidentResponse } from "@kubemend/core/AgentApi"
+import { IncidentRequest, type IncidentResponse } from "@kubemend/core/AgentApi"
 import { listenScoped } from "@kubemend/core/devkit/Listen"
-import { Effect } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type * as http from "node:http"
 
@@ -22,6 +22,7 @@ interface Session {
   readonly request: Record<string, unknown>
   readonly script: Script
   polled: number
+  cancelled: boolean
 }
 
 export interface FakeAgent {
@@ -59,10 +60,12 @@ export const workflowResult = (over: Partial<IncidentResponse> = {}): IncidentRe
   ...over
 })
 
-const problem = (res: http.ServerResponse, status: number, title: string) => {
+const problem = (res: http.ServerResponse, status: number, title: string, detail?: string) => {
   res.writeHead(status, { "content-type": "application/problem+json" })
-  res.end(JSON.stringify({ type: `https://kubemend.io/problems/${title.toLowerCase()}`, title, status }))
+  res.end(JSON.stringify({ type: `https://kubemend.io/problems/${title.toLowerCase()}`, title, status, detail }))
 }
+
+const decodeRequest = Schema.decodeUnknownEither(Schema.parseJson(IncidentRequest))
 
 const json = (res: http.ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { "content-type": "application/json" })
@@ -82,7 +85,7 @@ export const startFakeAgent = Effect.gen(function* () {
     sessionIds: () => [...sessions.keys()],
     open: (request, script) => {
       const id = randomUUID()
-      sessions.set(id, { request, script, polled: 0 })
+      sessions.set(id, { request, script, polled: 0, cancelled: false })
       return id
     }
   }
@@ -93,23 +96,32 @@ export const startFakeAgent = Effect.gen(function* () {
       const path = (req.url ?? "").split("?")[0]!
       if (req.headers.authorization !== `Bearer ${fakeAgentToken}`) return problem(res, 401, "Unauthorized")
       if (req.method === "POST" && path === "/api/v1/incident/analyze") {
+        // As the real agent: a body that is not an IncidentRequest is a 400 and opens no session.
+        const decoded = decodeRequest(body)
+        if (Either.isLeft(decoded)) return problem(res, 400, "BadRequest", decoded.left.message)
         const request = JSON.parse(body) as Record<string, unknown>
         agent.submitted.push(request)
         const id = randomUUID()
-        sessions.set(id, { request, script: agent.script(request), polled: 0 })
+        sessions.set(id, { request, script: agent.script(request), polled: 0, cancelled: false })
         return json(res, 202, { session_id: id })
       }
-      const m = /^\/api\/v1\/incident\/session\/([^/]+)(\/result)?$/.exec(path)
+      const m = /^\/api\/v1\/incident\/session\/([^/]+)(\/result|\/cancel)?$/.exec(path)
       const session = m === null ? undefined : sessions.get(m[1]!)
-      if (m === null || req.method !== "GET") return problem(res, 404, "NotFound")
+      if (m === null || req.method !== (m[2] === "/cancel" ? "POST" : "GET")) return problem(res, 404, "NotFound")
       if (session === undefined) return problem(res, 404, "NotFound")
-      const done = session.polled >= (session.script.polls ?? 0)
-      const status = done ? session.script.outcome ?? "completed" : "investigating"
+      const done = session.cancelled || session.polled >= (session.script.polls ?? 0)
+      const status = session.cancelled ? "cancelled" : done ? session.script.outcome ?? "completed" : "investigating"
+      if (m[2] === "/cancel") {
+        // Only a running session can be cancelled, once.
+        if (done) return problem(res, 409, "Conflict", `session is ${status}`)
+        session.cancelled = true
+        return json(res, 200, { session_id: m[1], status: "cancelled" })
+      }
       if (m[2] === undefined) {
         session.polled++
         return json(res, 200, { session_id: m[1], status, progress: `poll ${session.polled}` })
       }
-      if (!done) return problem(res, 409, "Conflict")
+      if (!done || session.cancelled) return problem(res, 409, "Conflict", `session is ${status}`)
       return json(res, 200, { ...workflowResult(session.script.result), incident_id: String(session.request["incident_id"]) })
     })
   })
