@@ -10,6 +10,7 @@ import { K8sMemory, type K8sMemoryControl } from "@kubemend/core/K8s/Memory"
 import type { AuditEventRequest } from "@kubemend/core/domain/Audit"
 import { Clock, Context, Effect, Layer, Logger, LogLevel, Option, Redacted, Ref, type Scope } from "effect"
 import { AlertCheck } from "../src/Effectiveness/AlertCheck.ts"
+import { MetricsCheck } from "../src/Effectiveness/MetricsCheck.ts"
 import { EffectivenessConfig, type EffectivenessSettings } from "../src/Effectiveness/EffectivenessConfig.ts"
 import { EffectivenessMetrics } from "../src/Effectiveness/EffectivenessMetrics.ts"
 import { EffectivenessReconciler } from "../src/Effectiveness/Reconciler.ts"
@@ -158,7 +159,7 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
         OrchestratorReconciler.Default,
         AnalysisReconciler.Default,
         SignalProcessingReconciler.Default,
-        EffectivenessReconciler.Default.pipe(Layer.provide(AlertCheck.layer))
+        EffectivenessReconciler.Default.pipe(Layer.provide(Layer.merge(AlertCheck.layer, MetricsCheck.layer)))
       ).pipe(Layer.provideMerge(services))
     )
     const k8s = Context.get(context, K8s)

@@ -79,18 +79,19 @@ export const make = (options: DevAlertsOptions = {}) =>
     let count = 0
     let series = options.series ?? []
     const listening = yield* listenScoped((req, res) => {
-      if (fault === "none" && handleQuery(req, res, series)) return
       const path = (req.url ?? "").split("?")[0]
-      if (req.method !== "GET" || path !== "/api/v1/alerts") {
-        res.writeHead(404, { "content-type": "application/json" })
-        res.end(JSON.stringify({ status: "error", errorType: "not_found", error: "not found" }))
-        return
-      }
-      count++
+      if (req.method === "GET" && path === "/api/v1/alerts") count++
+      // A fault takes the whole backend down: the alerts API and the query endpoints alike.
       if (fault === "hang") return
       if (fault === "unavailable") {
         res.writeHead(503, { "content-type": "application/json" })
         res.end(JSON.stringify({ status: "error", errorType: "unavailable", error: "backend unavailable" }))
+        return
+      }
+      if (handleQuery(req, res, series)) return
+      if (req.method !== "GET" || path !== "/api/v1/alerts") {
+        res.writeHead(404, { "content-type": "application/json" })
+        res.end(JSON.stringify({ status: "error", errorType: "not_found", error: "not found" }))
         return
       }
       res.writeHead(200, { "content-type": "application/json" })

@@ -2,7 +2,7 @@
  * The dev metrics backend's PromQL: `GET /api/v1/query` and `/api/v1/query_range` answered from seeded series, so
  * the agent's Prometheus tools meet the real wire format locally and in tests. A subset, written here because no
  * kept JavaScript PromQL engine exists: selectors with `=`, `!=`, `=~`, `!~`; `rate`, `increase` and the
- * `*_over_time` functions over a range; `sum`/`avg`/`min`/`max`/`count` with `by`/`without`; arithmetic and
+ * `*_over_time` functions over a range; the `offset` modifier; `sum`/`avg`/`min`/`max`/`count` with `by`/`without`; arithmetic and
  * comparisons between vectors (one-to-one on the labels without `__name__`) and with scalars. Anything else is a
  * `bad_data` error, as Prometheus answers an unparsable query.
  */
@@ -21,7 +21,7 @@ interface Sample { readonly labels: Labels; readonly value: number }
 type Value = { readonly kind: "scalar"; readonly value: number } | { readonly kind: "vector"; readonly samples: ReadonlyArray<Sample> }
 type Node =
   | { readonly t: "num"; readonly value: number }
-  | { readonly t: "sel"; readonly name?: string; readonly matchers: ReadonlyArray<readonly [string, string, string]>; readonly range?: number }
+  | { readonly t: "sel"; readonly name?: string; readonly matchers: ReadonlyArray<readonly [string, string, string]>; readonly range?: number; readonly offset?: number }
   | { readonly t: "fn"; readonly name: string; readonly arg: Node }
   | { readonly t: "agg"; readonly op: string; readonly by?: ReadonlyArray<string>; readonly without?: ReadonlyArray<string>; readonly arg: Node }
   | { readonly t: "bin"; readonly op: string; readonly left: Node; readonly right: Node }
@@ -89,7 +89,12 @@ export const parse = (query: string): Node => {
       range = durationSeconds(next())
       expect("]")
     }
-    return { t: "sel", ...(name === undefined ? {} : { name }), matchers, ...(range === undefined ? {} : { range }) }
+    let offset: number | undefined
+    if (peek() === "offset") {
+      next()
+      offset = durationSeconds(next())
+    }
+    return { t: "sel", ...(name === undefined ? {} : { name }), matchers, ...(range === undefined ? {} : { range }), ...(offset === undefined ? {} : { offset }) }
   }
   const primary = (): Node => {
     const tok = next()
@@ -184,7 +189,8 @@ export const evaluate = (node: Node, series: ReadonlyArray<DevSeries>, at: numbe
       return {
         kind: "vector",
         samples: series.filter((s) => matches(s.labels, all)).flatMap((s) => {
-          const last = samplesOf(s, at - lookback, at, now).at(-1)
+          const t = at - (node.offset ?? 0)
+          const last = samplesOf(s, t - lookback, t, now).at(-1)
           return last === undefined ? [] : [{ labels: s.labels, value: last[1] }]
         })
       }
@@ -195,7 +201,8 @@ export const evaluate = (node: Node, series: ReadonlyArray<DevSeries>, at: numbe
       return {
         kind: "vector",
         samples: series.filter((s) => matches(s.labels, all)).flatMap((s) => {
-          const points = samplesOf(s, at - sel.range!, at, now)
+          const t = at - (sel.offset ?? 0)
+          const points = samplesOf(s, t - sel.range!, t, now)
           if (points.length === 0) return []
           const vs = points.map(([, v]) => v)
           const span = points.at(-1)![0] - points[0]![0]

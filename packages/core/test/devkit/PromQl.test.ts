@@ -29,6 +29,9 @@ it.scoped("answers instant and range PromQL from seeded series, and bad_data for
     expect(sum.map((r: any) => [r.metric.namespace, Number(r.value[1])]).sort()).toEqual([["other", 1], ["shop", 600]])
     const rate = (yield* get(backend.url, q('rate(http_requests_total[5m])'))).body.data.result
     expect(Number(rate[0].value[1])).toBeCloseTo(1)
+    // `offset` moves the window back: two minutes ago the counter stood at 60.
+    const earlier = (yield* get(backend.url, q('last_over_time(http_requests_total[1m] offset 2m)'))).body.data.result
+    expect(Number(earlier[0].value[1])).toBe(60)
     const now = Math.floor(Date.now() / 1000)
     const range = yield* get(backend.url, `/api/v1/query_range?${new URLSearchParams({
       query: 'max(container_memory_working_set_bytes{namespace="shop"})', start: String(now - 119), end: String(now + 1), step: "60" })}`)

@@ -8,8 +8,7 @@
  */
 import { Storage } from "@kubemend/core/Storage"
 import { Context, Duration, Effect, Layer, Option } from "effect"
-import * as Fs from "node:fs"
-import { EffectivenessConfig } from "./EffectivenessConfig.ts"
+import { EffectivenessConfig, metricsAuthHeader } from "./EffectivenessConfig.ts"
 import { EffectivenessMetrics } from "./EffectivenessMetrics.ts"
 
 export type AlertState =
@@ -64,18 +63,14 @@ export class AlertCheck extends Context.Tag("@kubemend/operator/AlertCheck")<Ale
       const metrics = yield* EffectivenessMetrics
       const timeout = config.requestTimeout
 
-      const token = Effect.sync(() =>
-        Option.flatMap(config.metricsTokenFile, (file) => Option.liftThrowable(() => Fs.readFileSync(file, "utf8").trim())())
-      )
-
       const fetchAlerts = (url: string) =>
         Effect.gen(function* () {
-          const bearer = yield* token
+          const auth = yield* metricsAuthHeader(config)
           return yield* Effect.tryPromise({
             try: async (signal) => {
               const res = await fetch(`${url.replace(/\/+$/, "")}/api/v1/alerts`, {
                 signal,
-                headers: { accept: "application/json", ...(Option.isSome(bearer) ? { authorization: `Bearer ${bearer.value}` } : {}) }
+                headers: { accept: "application/json", ...auth }
               })
               if (!res.ok) throw new Error(`status ${res.status}`)
               const body = (await res.json()) as { data?: { alerts?: Array<{ labels?: Record<string, unknown>; state?: unknown }> } }

@@ -1,7 +1,7 @@
 /**
  * One assessment step per component. Each answers the status fields it decided and the audit events to emit once
  * those fields are written (so a failed write followed by a retry does not emit twice). A component that cannot be
- * assessed for good (a kind without pods, a signal without an alert, no metrics declared) is written as assessed
+ * assessed for good (a kind without pods, a signal without an alert, no metric samples) is written as assessed
  * `false` with its reason in the event, which the verdict and storage's score skip.
  */
 import type { AssessmentComponents, EffectivenessAssessment } from "@kubemend/core/domain/EffectivenessAssessment"
@@ -11,6 +11,8 @@ import type { AlertCheckShape, AlertQuery } from "./AlertCheck.ts"
 import type { EffectivenessEventType } from "./EffectivenessAudit.ts"
 import type { EffectivenessMetrics } from "./EffectivenessMetrics.ts"
 import { assessHealth } from "./Health.ts"
+import type { MetricsCheckShape, MetricsQuery } from "./MetricsCheck.ts"
+import { metricsPass } from "./Verdict.ts"
 
 export interface Event {
   readonly type: EffectivenessEventType
@@ -104,9 +106,20 @@ export const alertDecayTimeout = (metrics: EffectivenessMetrics, current: Assess
     }]
   } satisfies Step)
 
-/** No workflow or action type declares before/after queries yet, so the metrics comparison has nothing to run. */
-export const metricsStep = (metrics: EffectivenessMetrics) =>
-  Effect.as(metrics.component("metrics", "unassessed"), {
-    components: { metricsAssessed: false },
-    events: [{ type: "effectiveness.metrics.assessed", data: { assessed: false, score: null, details: "no metric queries declared for this remediation" } }]
-  } satisfies Step)
+/** The before/after comparison of the target's workload metrics; one that cannot be made is not assessed, with why. */
+export const metricsStep = (check: MetricsCheckShape, metrics: EffectivenessMetrics, query: MetricsQuery) =>
+  Effect.gen(function* () {
+    const state = yield* check.compare(query)
+    if (state._tag === "NotAssessed") {
+      yield* metrics.component("metrics", "unassessed")
+      return {
+        components: { metricsAssessed: false },
+        events: [{ type: "effectiveness.metrics.assessed", data: { assessed: false, score: null, details: state.details } }]
+      } satisfies Step
+    }
+    yield* metrics.component("metrics", state.score >= metricsPass ? "success" : "failure", state.score)
+    return {
+      components: { metricsAssessed: true, metricsScore: state.score },
+      events: [{ type: "effectiveness.metrics.assessed", data: { assessed: true, score: state.score, details: state.details, metric_deltas: state.deltas } }]
+    } satisfies Step
+  })

@@ -4,7 +4,8 @@
  * and `spec.monitoring` override them at run time (see `applyEffectivenessSpec`).
  */
 import { duration, parseGoDuration } from "@kubemend/core/Config"
-import { Config, Context, Duration, Layer, Option } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option } from "effect"
+import * as Fs from "node:fs"
 
 export interface EffectivenessSettings {
   /** An assessment expires this long after its creation (status `validityDeadline`). */
@@ -74,3 +75,12 @@ export const applyEffectivenessSpec = (base: EffectivenessSettings, spec: unknow
     metricsUrl: monitoring["enabled"] === false ? Option.none() : typeof url === "string" && url !== "" ? Option.some(url) : base.metricsUrl
   }
 }
+
+/** The `authorization` header for the metrics backend, read from the token file at each call (tokens rotate). */
+export const metricsAuthHeader = (settings: EffectivenessSettings) =>
+  Effect.sync((): Record<string, string> =>
+    Option.match(Option.flatMap(settings.metricsTokenFile, (file) => Option.liftThrowable(() => Fs.readFileSync(file, "utf8").trim())()), {
+      onNone: () => ({}),
+      onSome: (token) => ({ authorization: `Bearer ${token}` })
+    })
+  )

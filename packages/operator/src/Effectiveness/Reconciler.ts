@@ -23,6 +23,7 @@ import { LifecycleAudit } from "../Lifecycle/LifecycleAudit.ts"
 import { getRaw, iso, load, millisOf, nowMillis } from "../Lifecycle/Objects.ts"
 import { PlatformSettings } from "../Lifecycle/PlatformSettings.ts"
 import { AlertCheck } from "./AlertCheck.ts"
+import { MetricsCheck } from "./MetricsCheck.ts"
 import { alertDecayTimeout, alertStep, type Event, healthStep, metricsStep, type Step } from "./Components.ts"
 import { applyEffectivenessSpec, EffectivenessConfig } from "./EffectivenessConfig.ts"
 import { emitEffectiveness } from "./EffectivenessAudit.ts"
@@ -43,6 +44,7 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
     const audit = yield* LifecycleAudit
     const metrics = yield* EffectivenessMetrics
     const alerts = yield* AlertCheck
+    const metricsCheck = yield* MetricsCheck
 
     const reconcile = (key: string) =>
       Effect.gen(function* () {
@@ -190,7 +192,13 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
         // 5. Components.
         if (hashed && now >= checkAfter) {
           if (c.healthAssessed === undefined) merge(yield* healthStep(k8s, metrics, ea, since, settings.healthyThreshold))
-          if (c.metricsAssessed === undefined) merge(yield* metricsStep(metrics))
+          if (c.metricsAssessed === undefined) {
+            merge(yield* metricsStep(metricsCheck, metrics, {
+              target: ea.spec.signalTarget,
+              windowSeconds: (now - since) / 1000,
+              metricsUrl: settings.metricsUrl
+            }))
+          }
         }
         const known = { ...c, ...step.components }
         // A decaying alert is rechecked every recheckInterval after the first check (due times derive from the count).

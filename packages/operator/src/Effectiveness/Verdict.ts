@@ -14,7 +14,7 @@ import type { AssessmentComponents, EffectivenessAssessmentStatus } from "@kubem
 export type Verdict = "effective" | "ineffective" | "undetermined" | "expired"
 
 /** Score at or above which the metrics comparison counts as "not worse". */
-const metricsPass = 0.5
+export const metricsPass = 0.5
 
 export const failedComponents = (c: AssessmentComponents, healthyThreshold: number): ReadonlyArray<string> => [
   ...(c.healthAssessed === true && (c.healthScore ?? 0) < healthyThreshold ? ["health"] : []),

@@ -26,6 +26,7 @@ import * as ClusterLive from "../Cluster/Live.ts"
 import { ControllerMetrics } from "../ControllerMetrics.ts"
 import { kubeconfigPath, OperatorConfig } from "../OperatorConfig.ts"
 import { AlertCheck } from "../Effectiveness/AlertCheck.ts"
+import { MetricsCheck } from "../Effectiveness/MetricsCheck.ts"
 import { EffectivenessConfig, type EffectivenessSettings } from "../Effectiveness/EffectivenessConfig.ts"
 import { EffectivenessMetrics } from "../Effectiveness/EffectivenessMetrics.ts"
 import { EffectivenessReconciler } from "../Effectiveness/Reconciler.ts"
@@ -82,7 +83,7 @@ const ReconcilersLive = Layer.mergeAll(
   SignalProcessingReconciler.Default,
   PoliciesLive,
   EffectivenessReconciler.Default.pipe(
-    Layer.provide(AlertCheck.layer),
+    Layer.provide(Layer.merge(AlertCheck.layer, MetricsCheck.layer)),
     Layer.provideMerge(EffectivenessMetrics.Default)
   )
 ).pipe(
