@@ -35,7 +35,13 @@ describe("effectiveness in storage", () => {
       const token = Redacted.make(kube.registerServiceAccountToken(namespace, "kubemend-operator"))
       grantStorageClient(kube, namespace, "kubemend-operator")
       const alerts = yield* makeAlerts({
-        alerts: [{ labels: { alertname: "KubePodCrashLooping", namespace: workloads, pod: "cart-0" }, state: "firing", activeAt: new Date().toISOString() }]
+        alerts: [{ labels: { alertname: "KubePodCrashLooping", namespace: workloads, pod: "cart-0" }, state: "firing", activeAt: new Date().toISOString() }],
+        // checkout restarted every 10 s in the minute before the remediation and not since (the check looks 60 s back).
+        series: [{
+          labels: { __name__: "kube_pod_container_status_restarts_total", namespace: workloads, pod: "checkout-0", container: "app" },
+          values: [0, 1, 2, 3, 4, 5, 6, 6, 6, 6, 6, 6, 6],
+          stepSeconds: 10
+        }]
       })
       const storageLayer = Storage.layer({ baseUrl: storage.url, token })
       // The workflow the agent selects, in the catalog the execution controller reads it from.
@@ -92,8 +98,8 @@ describe("effectiveness in storage", () => {
       const healed = yield* scored("rr-healed")
       expect(healed).toMatchObject({
         score: 1,
-        assessment_status: "Partial",
-        components: { health_assessed: true, health_score: 1, alert_assessed: true, alert_score: 1, metrics_assessed: false },
+        assessment_status: "Full",
+        components: { health_assessed: true, health_score: 1, alert_assessed: true, alert_score: 1, metrics_assessed: true, metrics_score: 1 },
         // The execution captured the spec before the run; the test's Job changed nothing, so the hashes match.
         hash_comparison: { hash_match: true }
       })
