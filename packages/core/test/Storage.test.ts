@@ -164,6 +164,6 @@ describe("the storage contract", () => {
   it("describes all storage endpoints in one OpenAPI document", () => {
     const doc = OpenApi.fromApi(StorageApi)
     const operations = Object.values(doc.paths).flatMap((p) => Object.keys(p).filter((k) => ["get", "post", "patch", "delete"].includes(k)))
-    expect(operations).toHaveLength(27)
+    expect(operations).toHaveLength(28)
   })
 })
