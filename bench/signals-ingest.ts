@@ -20,6 +20,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Worker } from "node:worker_threads"
+import { alertmanagerSenderGrant } from "../packages/signals/test/support.ts"
 
 const crdDir = Path.resolve(import.meta.dirname, "..", "deploy", "crds")
 const namespace = "kubemend-system"
@@ -30,19 +31,7 @@ const world = [
   { apiVersion: "v1", kind: "Namespace", metadata: { name: "monitoring" } },
   { apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } },
   ...Array.from({ length: targets }, (_, i) => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: `web-${i}`, namespace: "shop" }, spec: { replicas: 2 } })),
-  {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRole",
-    metadata: { name: "gateway-signal-source" },
-    rules: [{ apiGroups: [""], resources: ["services"], verbs: ["create"], resourceNames: ["kubemend-signals"] }]
-  },
-  {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRoleBinding",
-    metadata: { name: "alertmanager-signal-source" },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "gateway-signal-source" },
-    subjects: [{ kind: "ServiceAccount", name: "alertmanager", namespace: "monitoring" }]
-  }
+  ...alertmanagerSenderGrant
 ]
 
 /**

@@ -25,6 +25,7 @@ import { layerInProcess, RecordedAudit } from "../src/Lifecycle/index.ts"
 import { platformCr } from "../src/local/Platform.ts"
 import { defaultPolicies } from "../src/Policy/Defaults.ts"
 import { fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
+import { alertmanagerSenderGrant } from "../../signals/test/support.ts"
 import { apiGroup, namespace } from "./lifecycleHarness.ts"
 
 const productionApproval = `package approval
@@ -54,19 +55,7 @@ const world = [
   { apiVersion: "v1", kind: "Namespace", metadata: { name: "monitoring" } },
   ...workload("shop", "production"),
   ...workload("shop-staging", "staging"),
-  {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRole",
-    metadata: { name: "gateway-signal-source" },
-    rules: [{ apiGroups: [""], resources: ["services"], verbs: ["create"], resourceNames: ["kubemend-signals"] }]
-  },
-  {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRoleBinding",
-    metadata: { name: "alertmanager-signal-source" },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "gateway-signal-source" },
-    subjects: [{ kind: "ServiceAccount", name: "alertmanager", namespace: "monitoring" }]
-  },
+  ...alertmanagerSenderGrant,
   platformCr("https://issuer.example", { provider: "openai", model: "m", endpoint: "http://llm.example", apiKey: "k" }, "http://alerts.example"),
   { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "sp-policy", namespace }, data: { "policy.rego": defaultPolicies["policy.rego"] } },
   { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "approval-policy", namespace }, data: { "approval.rego": productionApproval } }

@@ -20,15 +20,8 @@ const crdDir = Path.resolve(import.meta.dirname, "..", "..", "..", "deploy", "cr
 
 const owner = (apiVersion: string, kind: string, name: string) => [{ apiVersion, kind, name, uid: `${name}-uid`, controller: true }]
 
-const world = [
-  { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
-  { apiVersion: "v1", kind: "Namespace", metadata: { name: "shop", labels: { environment: "production" } } },
-  { apiVersion: "v1", kind: "Namespace", metadata: { name: "monitoring" } },
-  { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "checkout", namespace: "shop", uid: "checkout-uid" }, spec: { replicas: 2 } },
-  { apiVersion: "apps/v1", kind: "ReplicaSet", metadata: { name: "checkout-7d9f", namespace: "shop", uid: "checkout-7d9f-uid", ownerReferences: owner("apps/v1", "Deployment", "checkout") } },
-  { apiVersion: "v1", kind: "Pod", metadata: { name: "checkout-7d9f-abcde", namespace: "shop", ownerReferences: owner("apps/v1", "ReplicaSet", "checkout-7d9f") } },
-  { apiVersion: "v1", kind: "Pod", metadata: { name: "checkout-7d9f-fghij", namespace: "shop", ownerReferences: owner("apps/v1", "ReplicaSet", "checkout-7d9f") } },
-  { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "payments-db", namespace: "shop" } },
+/** The `gateway-signal-source` role and Alertmanager's ServiceAccount (monitoring/alertmanager) bound to it. */
+export const alertmanagerSenderGrant = [
   {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
@@ -42,6 +35,18 @@ const world = [
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "gateway-signal-source" },
     subjects: [{ kind: "ServiceAccount", name: "alertmanager", namespace: "monitoring" }]
   }
+]
+
+const world = [
+  { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
+  { apiVersion: "v1", kind: "Namespace", metadata: { name: "shop", labels: { environment: "production" } } },
+  { apiVersion: "v1", kind: "Namespace", metadata: { name: "monitoring" } },
+  { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "checkout", namespace: "shop", uid: "checkout-uid" }, spec: { replicas: 2 } },
+  { apiVersion: "apps/v1", kind: "ReplicaSet", metadata: { name: "checkout-7d9f", namespace: "shop", uid: "checkout-7d9f-uid", ownerReferences: owner("apps/v1", "Deployment", "checkout") } },
+  { apiVersion: "v1", kind: "Pod", metadata: { name: "checkout-7d9f-abcde", namespace: "shop", ownerReferences: owner("apps/v1", "ReplicaSet", "checkout-7d9f") } },
+  { apiVersion: "v1", kind: "Pod", metadata: { name: "checkout-7d9f-fghij", namespace: "shop", ownerReferences: owner("apps/v1", "ReplicaSet", "checkout-7d9f") } },
+  { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "payments-db", namespace: "shop" } },
+  ...alertmanagerSenderGrant
 ]
 
 export const startKube = Effect.gen(function* () {
