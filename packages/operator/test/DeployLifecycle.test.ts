@@ -11,11 +11,8 @@ import * as Path from "node:path"
 import * as YAML from "yaml"
 import { LifecycleConfig, LifecycleOperatorLive, LifecycleRbac } from "../src/Lifecycle/index.ts"
 import { apiGroup, namespace } from "./Harness.ts"
-import { make as makeOpa } from "@kubemend/core/devkit/Opa"
-import { defaultPolicies } from "../src/Policy/Defaults.ts"
-import { policyModules } from "../src/Policy/PolicySync.ts"
 import { fakeAgentToken, startFakeAgent, workflowResult } from "./lifecycleAgent.ts"
-import { workload } from "./lifecycleHarness.ts"
+import { policyEngine, workload } from "./lifecycleHarness.ts"
 
 const deployDir = Path.resolve(import.meta.dirname, "../../../deploy")
 const crdDir = Path.join(deployDir, "crds")
@@ -119,7 +116,7 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       const kubeconfig = Path.join(dir, "kubeconfig")
       Fs.writeFileSync(kubeconfig, kube.kubeConfig({ token }))
       const agent = yield* startFakeAgent
-      const opa = yield* makeOpa({ policies: Object.fromEntries(policyModules.map((m) => [m.id, defaultPolicies[m.key]])) })
+      const opa = yield* policyEngine()
       agent.script = (req) =>
         req["remediation_id"] === "rr-approve"
           ? { result: { confidence: 0.5 } }

@@ -6,7 +6,6 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { make as makeAlerts } from "@kubemend/core/devkit/Alerts"
-import { make as makeOpa } from "@kubemend/core/devkit/Opa"
 import { DevKube } from "@kubemend/core/devkit/kube/index"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Storage } from "@kubemend/core/Storage"
@@ -14,10 +13,8 @@ import { Duration, Effect, Layer, Logger, LogLevel, Option, Redacted, Schedule }
 import { grantStorageClient, startStorage } from "../../gateway/test/support/StorageProcess.ts"
 import { renderCrds } from "../src/Crds.ts"
 import { LifecycleAudit, layerInProcess } from "../src/Lifecycle/index.ts"
-import { defaultPolicies } from "../src/Policy/Defaults.ts"
-import { policyModules } from "../src/Policy/PolicySync.ts"
 import { fakeAgentToken, startFakeAgent, workflowResult } from "./lifecycleAgent.ts"
-import { apiGroup, managedNamespace, namespace, rr, workload, workloads } from "./lifecycleHarness.ts"
+import { apiGroup, managedNamespace, namespace, policyEngine, rr, workload, workloads } from "./lifecycleHarness.ts"
 
 describe("effectiveness in storage", () => {
   it.live("a recovered and a still-broken target: storage scores them from the monitor's events", () =>
@@ -62,7 +59,7 @@ describe("effectiveness in storage", () => {
           if (job.status === undefined) kube.put({ ...job, status: { succeeded: 1, conditions: [{ type: "Complete", status: "True", reason: "Completed" }] } })
         }
       }).pipe(Effect.repeat(Schedule.spaced("20 millis")), Effect.forkScoped)
-      const opa = yield* makeOpa({ policies: Object.fromEntries(policyModules.map((m) => [m.id, defaultPolicies[m.key]])) })
+      const opa = yield* policyEngine()
       yield* Logger.withMinimumLogLevel(Layer.build(layerInProcess({
         kubeconfig: kube.kubeConfig(),
         namespace,

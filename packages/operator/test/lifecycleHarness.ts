@@ -30,6 +30,10 @@ import { policyModules } from "../src/Policy/PolicySync.ts"
 import { SignalProcessingReconciler } from "../src/Lifecycle/SignalProcessing.ts"
 import { type FakeAgent, fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
 
+/** The dev policy engine loaded as the operator loads OPA: each module under its id (default: the shipped policies). */
+export const policyEngine = (texts: Record<(typeof policyModules)[number]["key"], string> = defaultPolicies) =>
+  makeOpa({ policies: Object.fromEntries(policyModules.map((m) => [m.id, texts[m.key]])) })
+
 export const apiGroup = "kubemend.io"
 export const namespace = "kubemend-system"
 export const workloads = "shop"
@@ -121,7 +125,7 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
   Effect.gen(function* () {
     const agent = yield* startFakeAgent
     const texts = { ...defaultPolicies, ...options.policies }
-    const opa = yield* makeOpa({ policies: Object.fromEntries(policyModules.map((m) => [m.id, texts[m.key]])) })
+    const opa = yield* policyEngine(texts)
     let k8sLayer: Layer.Layer<K8s>
     let writes: Effect.Effect<number>
     let namespaceLabels: NamespaceLabels

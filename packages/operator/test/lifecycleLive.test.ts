@@ -18,11 +18,8 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { renderCrds } from "../src/Crds.ts"
 import { LifecycleAudit, layerInProcess } from "../src/Lifecycle/index.ts"
-import { make as makeOpa } from "@kubemend/core/devkit/Opa"
-import { defaultPolicies } from "../src/Policy/Defaults.ts"
-import { policyModules } from "../src/Policy/PolicySync.ts"
 import { fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
-import { apiGroup, harness, managedNamespace, namespace, rr, workload } from "./lifecycleHarness.ts"
+import { apiGroup, harness, managedNamespace, namespace, policyEngine, rr, workload } from "./lifecycleHarness.ts"
 
 const startKube = Effect.gen(function* () {
   const kube = yield* DevKube.scoped({ apiGroup })
@@ -114,7 +111,7 @@ const completeJobs = (kube: DevKube) =>
       const kube = yield* startKube
       const agent = yield* startFakeAgent
       agent.script = (req) => ({ polls: 1, result: { confidence: req["remediation_id"] === "rr-approve" ? 0.5 : 0.95 } })
-      const opa = yield* makeOpa({ policies: Object.fromEntries(policyModules.map((m) => [m.id, defaultPolicies[m.key]])) })
+      const opa = yield* policyEngine()
       yield* Logger.withMinimumLogLevel(Layer.build(layerInProcess({
         kubeconfig: kube.kubeConfig(),
         namespace,
