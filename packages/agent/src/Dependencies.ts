@@ -3,7 +3,7 @@
  * `apiGroup`, `kubeconfig`), the LLM (`llm.*`, `LLM_*`), the shadow agent's model (`alignmentCheck.llm.*`), the
  * storage service (`storage.url`, `storage.token`/`storage.tokenFile`) and the audit emitter over it (`audit.*`).
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import { PlatformHttpClient } from "@kubemend/core/Tls/Trust"
 import { Config, Layer, Option } from "effect"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import * as Llm from "@kubemend/core/Llm"
@@ -29,4 +29,4 @@ export const DependenciesLive = Layer.mergeAll(
   Audit.layer.pipe(Layer.provideMerge(Storage.layerConfig), Layer.provide(AuditConfig.layerConfig("agent"))),
   AgentConfig.layerConfig,
   ServerConfig.layerConfig(8443)
-).pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provide(layerShortLlmEnv))
+).pipe(Layer.provide(PlatformHttpClient), Layer.provide(layerShortLlmEnv))

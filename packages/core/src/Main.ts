@@ -1,16 +1,18 @@
 /**
- * How every service's `main.ts` starts: its config provider (YAML file + env), JSON logs, tracing, then the
- * service layer until SIGTERM. A bad config value stops it with one line naming the key.
+ * How every service's `main.ts` starts: its config provider (YAML file + env), JSON logs, tracing, trust in the
+ * platform's CA, then the service layer until SIGTERM. A bad config value stops it with one line naming the key.
  */
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option } from "effect"
 import { configErrorFromCause, formatConfigError, layerProvider } from "./Config.ts"
 import { jsonLogger, layerJson } from "./Logger.ts"
 import { DefaultMetricsPrefix, serviceNamespaces } from "./Metrics.ts"
+import { trustConfiguredAuthority } from "./Tls/Trust.ts"
 import { layerTracing } from "./Tracing.ts"
 
 export const runService = <E>(service: string, live: Layer.Layer<never, E, NodeContext.NodeContext>) => {
-  const program = Layer.launch(live).pipe(
+  // The platform's CA is trusted before anything connects (`tls.caFile`; Tls/Trust).
+  const program = Effect.zipRight(trustConfiguredAuthority, Layer.launch(live)).pipe(
     Effect.provide(Layer.mergeAll(layerJson, layerTracing(service))),
     Effect.provide(layerProvider(service)),
     Effect.provide(NodeContext.layer),

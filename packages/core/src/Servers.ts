@@ -4,7 +4,7 @@
  */
 import { HttpApp, HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Clock, Context, Duration, Effect, Layer, Option, Ref } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Ref, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
@@ -82,6 +82,30 @@ const nodeServerFor = (settings: ServerSettings, secure: boolean, base: string):
   }
   return answerClientErrors(Http.createServer(options), base)
 }
+
+/**
+ * Certificates are rotated in place (a mounted Secret's files change; cert-manager, OpenShift's service CA and the
+ * operator's own CA all renew before expiry), so the listener re-reads them every minute and serves the new pair to
+ * new connections, without a restart.
+ */
+const reloadCertificates = (node: Http.Server, files: { readonly certFile: string; readonly keyFile: string }) =>
+  Effect.gen(function* () {
+    const read = Effect.try(() => ({ cert: Fs.readFileSync(files.certFile, "utf8"), key: Fs.readFileSync(files.keyFile, "utf8") }))
+    let served = Option.match(Option.getRight(yield* Effect.either(read)), { onNone: () => "", onSome: (p) => p.cert + p.key })
+    yield* read.pipe(
+      Effect.flatMap((pair) =>
+        pair.cert + pair.key === served
+          ? Effect.void
+          : Effect.sync(() => {
+            ;(node as Https.Server).setSecureContext(pair)
+            served = pair.cert + pair.key
+          }).pipe(Effect.zipRight(Effect.logInfo("serving certificate reloaded")))
+      ),
+      Effect.catchAll((e) => Effect.logWarning("cannot re-read the serving certificate; serving the current one", e)),
+      Effect.repeat(Schedule.spaced(Duration.minutes(1))),
+      Effect.forkScoped
+    )
+  })
 
 const listen = (server: Http.Server, host: string, port: number) =>
   NodeHttpServer.make(() => server, { host, port })
@@ -174,6 +198,7 @@ export const ApiServerLive = Layer.scopedContext(
     const settings = yield* ServerConfig
     const node = nodeServerFor(settings, true, yield* ProblemTypeBase)
     const server = yield* listen(node, settings.host, settings.port)
+    if (Option.isSome(settings.tls)) yield* reloadCertificates(node, settings.tls.value)
     return Context.make(HttpServer.HttpServer, server).pipe(Context.add(ApiNodeServer, node))
   })
 ).pipe(Layer.provideMerge(HttpServer.layerContext))

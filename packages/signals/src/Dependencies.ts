@@ -3,7 +3,7 @@
  * `apiGroup`, `kubeconfig`, `k8sRequestTimeout`), the storage service for audit (`storage.url`,
  * `storage.tokenFile`, `audit.*`), TokenReview settings, its own tunables and listeners (API 8080).
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import { PlatformHttpClient } from "@kubemend/core/Tls/Trust"
 import { Audit, AuditConfig } from "@kubemend/core/Audit"
 import { AuthConfig } from "@kubemend/core/Auth"
 import { duration } from "@kubemend/core/Config"
@@ -29,4 +29,4 @@ export const DependenciesLive = Layer.mergeAll(
   AuthConfig.layer(),
   SignalsConfig.layerConfig,
   ServerConfig.layerConfig(8080)
-).pipe(Layer.provide(NodeHttpClient.layerUndici))
+).pipe(Layer.provide(PlatformHttpClient))

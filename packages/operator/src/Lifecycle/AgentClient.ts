@@ -5,7 +5,7 @@
  * timeout, 5xx, a body that does not decode) is `DependencyUnavailable`, which the work queue retries with backoff.
  */
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
+import { PlatformHttpClient } from "@kubemend/core/Tls/Trust"
 import { AgentApi, type IncidentRequest, type IncidentResponse, type SessionStatus } from "@kubemend/core/AgentApi"
 import { DependencyUnavailable, ResultNotReady, SessionNotFound } from "@kubemend/core/Errors"
 import { ConflictProblem, NotFoundProblem } from "@kubemend/core/Problem"
@@ -85,6 +85,6 @@ export class AgentClient extends Context.Tag("@kubemend/operator/AgentClient")<A
       }))
   )
 
-  /** `layerHttp` on Node's undici client. */
-  static readonly layer = AgentClient.layerHttp.pipe(Layer.provide(NodeHttpClient.layerUndici))
+  /** `layerHttp` on undici with the platform CA trusted (core `Tls/Trust`). */
+  static readonly layer = AgentClient.layerHttp.pipe(Layer.provide(PlatformHttpClient))
 }

@@ -1,0 +1,35 @@
+/**
+ * How a process trusts the platform's CA for its calls to the other services: `tls.caFile` in the service's config
+ * (the CA bundle mounted from a Secret in a cluster, `.local/tls/ca.crt` locally) is added to the system roots on
+ * undici's global dispatcher, which `fetch`, `FetchHttpClient` and `PlatformHttpClient` all use. Certificates are
+ * always verified; there is no switch to skip it.
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import { Config, Effect, Layer, Option } from "effect"
+import * as Fs from "node:fs"
+import * as Tls from "node:tls"
+import { Agent, setGlobalDispatcher } from "undici"
+
+/** A dispatcher trusting the system roots plus `authorities` (PEM). */
+export const trustingDispatcher = (authorities: ReadonlyArray<string>) =>
+  new Agent({ connect: { ca: [...Tls.rootCertificates, ...authorities] } })
+
+/** Makes every HTTP client of this process trust `authorities` besides the system roots. */
+export const trustAuthorities = (authorities: ReadonlyArray<string>) =>
+  Effect.sync(() => setGlobalDispatcher(trustingDispatcher(authorities)))
+
+/** Reads `tls.caFile` from the service's config and, when set, trusts it (a missing file stops the start). */
+export const trustConfiguredAuthority = Effect.gen(function* () {
+  const caFile = yield* Config.option(Config.nested(Config.string("caFile"), "tls"))
+  if (Option.isNone(caFile)) return
+  const pem = yield* Effect.try({
+    try: () => Fs.readFileSync(caFile.value, "utf8"),
+    catch: (e) => new Error(`tls.caFile: cannot read ${caFile.value}: ${(e as Error).message}`)
+  })
+  yield* trustAuthorities([pem])
+})
+
+/** The undici HttpClient on the global dispatcher, so calls to other services trust the platform's CA. */
+export const PlatformHttpClient = NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
+  Layer.provide(NodeHttpClient.dispatcherLayerGlobal)
+)
