@@ -10,8 +10,8 @@ import type { K8sSettingsInput } from "@kubemend/core/K8s/Config"
 import type { K8sConflict, K8sNotFound, K8sUnavailable, KubeList, KubeObject } from "@kubemend/core/K8s"
 import type { KubeconfigSource } from "@kubemend/core/K8s/Client"
 import type { HttpFailure } from "@kubemend/core/K8s/Retry"
-import type { RawWatchEvent } from "@kubemend/core/K8s/Watch"
-import { Context, type Effect, type Option, type Stream } from "effect"
+import type { RawWatchEvent, WatchSource } from "@kubemend/core/K8s/Watch"
+import { Context, Duration, type Effect, type Option, type Stream } from "effect"
 
 /** One object, by apiVersion + kind (the plural comes from the operator's kind table). */
 export interface ObjectRef {
@@ -61,6 +61,17 @@ export interface ClusterService {
 }
 
 export class Cluster extends Context.Tag("@kubemend/operator/Cluster")<Cluster, ClusterService>() {}
+
+/** A collection as core's informer reads it: its list, and watches that the server closes after `watchTimeout`. */
+export const collectionSource = (
+  cluster: ClusterService,
+  collection: CollectionRef,
+  watchTimeout: Duration.Duration
+): WatchSource => ({
+  list: cluster.listRaw(collection),
+  watch: (resourceVersion) =>
+    cluster.watch(collection, { resourceVersion, timeoutSeconds: Math.max(1, Math.round(Duration.toSeconds(watchTimeout))) })
+})
 
 export interface ClusterOptions extends K8sSettingsInput {
   /** Kubeconfig YAML text, `"in-cluster"`, or absent for `KUBECONFIG` / `~/.kube/config`. */

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DevKube } from "@kubemend/core/devkit/kube/index"
 import { Deferred, Duration, Effect, Layer, Logger, LogLevel, Queue, Schedule } from "effect"
+import { runInformer, specOrDeletionChanged } from "@kubemend/core/K8s/Informer"
+import { collectionSource } from "../src/Cluster.ts"
 import * as ClusterLive from "../src/Cluster/Live.ts"
-import { runInformer, specOrDeletionChanged } from "../src/Informer.ts"
 import { layerInProcess } from "../src/Operator.ts"
 import { apiGroup, namespace, platform, platformApiVersion, references, spec } from "./Harness.ts"
 
@@ -23,11 +24,9 @@ const informer = Effect.gen(function* () {
   const keys = yield* Queue.unbounded<string>()
   const synced = yield* Deferred.make<void>()
   yield* Effect.forkScoped(runInformer({
-    cluster,
-    collection: { apiVersion: platformApiVersion, kind: "Kubemend" },
+    source: collectionSource(cluster, { apiVersion: platformApiVersion, kind: "Kubemend" }, Duration.minutes(5)),
     onKey: (k) => Queue.offer(keys, k),
     relevant: specOrDeletionChanged,
-    watchTimeout: Duration.minutes(5),
     backoffMax: Duration.millis(200),
     synced
   }).pipe(Logger.withMinimumLogLevel(LogLevel.Error)))

@@ -1,8 +1,10 @@
 /**
- * The informer both layers share: list, emit ADDED for each object, watch from the list's resourceVersion; when the
- * server closes the watch, watch again from the last resourceVersion seen; on 410 Gone, relist after a capped
- * exponential backoff and emit only the difference (ADDED / MODIFIED / DELETED) against what the consumer has
- * already seen. It keeps the last object per name, so a reconnect can neither lose nor repeat an event.
+ * The one informer of the platform (both K8s layers, the operator's controllers): list, emit ADDED for each object,
+ * watch from the list's resourceVersion; when the server closes the watch, watch again from the last resourceVersion
+ * seen. A failed list or watch (410 Gone, an ERROR event, a 5xx, a lost connection) relists after a capped
+ * exponential backoff and emits only the difference (ADDED / MODIFIED / DELETED) against what the consumer has
+ * already seen; only a throttled watch (429) resumes from the last version. It keeps the last object per
+ * namespace/name, so a reconnect can neither lose nor repeat an event.
  */
 import { Duration, Effect, Option, Stream } from "effect"
 import type { K8sUnavailable, KubeList, KubeObject, WatchEvent } from "../K8s.ts"
@@ -31,6 +33,22 @@ export interface WatchSource {
   readonly watch: (resourceVersion: string) => Stream.Stream<RawWatchEvent, HttpFailure>
 }
 
+/** One change handed on: the object's version before it (when known) and whether a (re)list produced it. */
+export interface Change extends WatchEvent {
+  readonly previous: KubeObject | undefined
+  readonly listed: boolean
+}
+
+export interface ChangeOptions {
+  /**
+   * On every (re)list hand on each listed object, changed or not (client-go's Replace): level-triggered controllers
+   * reconcile everything again after a gap in which they may have missed something.
+   */
+  readonly resync?: boolean
+  /** Runs after each successful list has been handed on (readiness). */
+  readonly onListed?: Effect.Effect<void>
+}
+
 interface State {
   readonly known: Map<string, KubeObject>
   resourceVersion: string
@@ -46,26 +64,28 @@ interface State {
 const backoff = (settings: K8sSettings, n: number): Duration.Duration =>
   Duration.min(Duration.times(settings.watchBackoffBase, 2 ** Math.min(n, 30)), settings.watchBackoffMax)
 
-const nameOf = (o: KubeObject): string => o.metadata.name
+/** `namespace/name` (`/name` when cluster-scoped): the informer's key and the operator's work-queue key. */
+export const objectKey = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.metadata.name}`
 const versionOf = (o: KubeObject): string | undefined => o.metadata.resourceVersion
 
-const diff = (state: State, items: ReadonlyArray<KubeObject>): Array<WatchEvent> => {
-  const events: Array<WatchEvent> = []
+const diff = (state: State, items: ReadonlyArray<KubeObject>, resync: boolean): Array<Change> => {
+  const changes: Array<Change> = []
   const seen = new Set<string>()
   for (const item of items) {
-    seen.add(nameOf(item))
-    const previous = state.known.get(nameOf(item))
-    if (previous === undefined) events.push({ type: "ADDED", object: item })
-    else if (versionOf(previous) !== versionOf(item)) events.push({ type: "MODIFIED", object: item })
-    state.known.set(nameOf(item), item)
+    const key = objectKey(item)
+    seen.add(key)
+    const previous = state.known.get(key)
+    if (previous === undefined) changes.push({ type: "ADDED", object: item, previous, listed: true })
+    else if (resync || versionOf(previous) !== versionOf(item)) changes.push({ type: "MODIFIED", object: item, previous, listed: true })
+    state.known.set(key, item)
   }
-  for (const [name, previous] of state.known) {
-    if (!seen.has(name)) {
-      events.push({ type: "DELETED", object: previous })
-      state.known.delete(name)
+  for (const [key, previous] of state.known) {
+    if (!seen.has(key)) {
+      changes.push({ type: "DELETED", object: previous, previous, listed: true })
+      state.known.delete(key)
     }
   }
-  return events
+  return changes
 }
 
 const statusFailure = (object: KubeObject): HttpFailure => {
@@ -77,24 +97,25 @@ const statusFailure = (object: KubeObject): HttpFailure => {
 }
 
 /** Applies one server event to the state; None when it carries nothing new for the consumer. */
-const apply = (state: State, event: RawWatchEvent): Effect.Effect<Option.Option<WatchEvent>, HttpFailure> => {
+const apply = (state: State, event: RawWatchEvent): Effect.Effect<Option.Option<Change>, HttpFailure> => {
   if (event.type === "ERROR") return Effect.fail(statusFailure(event.object))
   const rv = versionOf(event.object)
   if (rv !== undefined) state.resourceVersion = rv
   state.idle = 0
   state.gone = 0
   if (event.type === "BOOKMARK") return Effect.succeed(Option.none())
-  const name = nameOf(event.object)
-  const previous = state.known.get(name)
+  const key = objectKey(event.object)
+  const previous = state.known.get(key)
   if (event.type === "DELETED") {
     if (previous === undefined) return Effect.succeed(Option.none())
-    state.known.delete(name)
-    return Effect.succeed(Option.some({ type: "DELETED", object: event.object }))
+    state.known.delete(key)
+    return Effect.succeed(Option.some({ type: "DELETED", object: event.object, previous, listed: false }))
   }
   if (event.type !== "ADDED" && event.type !== "MODIFIED") return Effect.succeed(Option.none())
   if (previous !== undefined && versionOf(previous) === rv) return Effect.succeed(Option.none())
-  state.known.set(name, event.object)
-  return Effect.succeed(Option.some({ type: previous === undefined ? "ADDED" : "MODIFIED", object: event.object }))
+  state.known.set(key, event.object)
+  const type = previous === undefined ? "ADDED" : "MODIFIED"
+  return Effect.succeed(Option.some({ type, object: event.object, previous, listed: false }))
 }
 
 /** Records a failed request and schedules the next round, or gives up after too many in a row. */
@@ -107,13 +128,20 @@ const failed = (settings: K8sSettings, state: State, e: HttpFailure): Effect.Eff
     }
     state.failures++
     if (state.failures >= settings.watchMaxFailures) return Effect.fail(unavailable(e))
+    // A throttled server has not lost our place; after any other failure we may have missed something: relist.
+    if (e.status !== 429) state.mustList = true
     // A throttled watch waits at least what the server asked for (bounded like every Retry-After).
     const asked = e.retryAfter === undefined ? Duration.zero : Duration.min(e.retryAfter, settings.maxRetryAfter)
     state.delay = Duration.max(backoff(settings, state.failures - 1), asked)
     return Effect.logWarning("watch: request failed, retrying", e.message)
   })
 
-const round = (source: WatchSource, settings: K8sSettings, state: State): Stream.Stream<WatchEvent, K8sUnavailable> =>
+const round = (
+  source: WatchSource,
+  settings: K8sSettings,
+  options: ChangeOptions,
+  state: State
+): Stream.Stream<Change, K8sUnavailable> =>
   Stream.unwrap(
     Effect.gen(function* () {
       if (Duration.greaterThan(state.delay, Duration.zero)) yield* Effect.sleep(state.delay)
@@ -127,7 +155,8 @@ const round = (source: WatchSource, settings: K8sSettings, state: State): Stream
         state.failures = 0
         state.mustList = false
         state.resourceVersion = listed.right.resourceVersion
-        return Stream.fromIterable(diff(state, listed.right.items))
+        const changes = Stream.fromIterable(diff(state, listed.right.items, options.resync === true))
+        return options.onListed === undefined ? changes : Stream.concat(changes, Stream.drain(Stream.fromEffect(options.onListed)))
       }
       let received = false
       const closed = Effect.sync(() => {
@@ -146,7 +175,11 @@ const round = (source: WatchSource, settings: K8sSettings, state: State): Stream
   )
 
 /** List-then-watch that never ends by itself; fails with K8sUnavailable after `watchMaxFailures` failures in a row. */
-export const informer = (source: WatchSource, settings: K8sSettings): Stream.Stream<WatchEvent, K8sUnavailable> =>
+export const changes = (
+  source: WatchSource,
+  settings: K8sSettings,
+  options: ChangeOptions = {}
+): Stream.Stream<Change, K8sUnavailable> =>
   Stream.suspend(() => {
     const state: State = {
       known: new Map(),
@@ -157,5 +190,9 @@ export const informer = (source: WatchSource, settings: K8sSettings): Stream.Str
       idle: 0,
       delay: Duration.zero
     }
-    return Stream.forever(round(source, settings, state))
+    return Stream.forever(round(source, settings, options, state))
   })
+
+/** `changes` as plain watch events: what the K8s service's `watchCr` / `watchEvents` stream. */
+export const informer = (source: WatchSource, settings: K8sSettings): Stream.Stream<WatchEvent, K8sUnavailable> =>
+  Stream.map(changes(source, settings), ({ object, type }) => ({ type, object }))

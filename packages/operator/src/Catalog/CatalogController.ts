@@ -6,11 +6,11 @@
  */
 import { ActionTypeKind, RemediationWorkflowKind } from "@kubemend/core/domain/CatalogResources"
 import { CrVersion } from "@kubemend/core/domain/Meta"
+import { runInformer, specOrDeletionChanged } from "@kubemend/core/K8s/Informer"
 import { Duration, Effect, Layer } from "effect"
-import { Cluster } from "../Cluster.ts"
+import { Cluster, collectionSource } from "../Cluster.ts"
 import { keyOf, runWorkers } from "../Controller.ts"
 import { ControllerMetrics } from "../ControllerMetrics.ts"
-import { runInformer, specOrDeletionChanged } from "../Informer.ts"
 import { LifecycleConfig } from "../Lifecycle/LifecycleConfig.ts"
 import * as WorkQueue from "../WorkQueue.ts"
 import { ActionTypeReconciler } from "./ActionTypeReconciler.ts"
@@ -33,11 +33,9 @@ export const runCatalogControllers = Effect.gen(function* () {
     WorkQueue.make({ name, capacity: config.queueCapacity, backoffBase: config.backoffBase, backoffMax: config.backoffMax, observer: metrics.observer })
   const informer = (kind: string, onKey: (key: string) => Effect.Effect<void>) =>
     Effect.forkScoped(runInformer({
-      cluster,
-      collection: { apiVersion, kind, namespace: settings.namespace },
+      source: collectionSource(cluster, { apiVersion, kind, namespace: settings.namespace }, watchTimeout),
       onKey,
       relevant: specOrDeletionChanged,
-      watchTimeout,
       backoffMax: config.backoffMax
     }).pipe(Effect.annotateLogs("controller", `catalog-${kind.toLowerCase()}`)))
 

@@ -5,11 +5,11 @@
  * `requeueAfter` (`workflowExecution.pollInterval`).
  */
 import { K8s } from "@kubemend/core/K8s"
+import { runInformer } from "@kubemend/core/K8s/Informer"
 import { Effect, Layer, Schedule, Stream } from "effect"
-import { Cluster } from "../Cluster.ts"
+import { Cluster, collectionSource } from "../Cluster.ts"
 import { keyOf, runWorkers } from "../Controller.ts"
 import { ControllerMetrics } from "../ControllerMetrics.ts"
-import { runInformer } from "../Informer.ts"
 import { LifecycleConfig } from "../Lifecycle/LifecycleConfig.ts"
 import { PlatformSettings } from "../Lifecycle/PlatformSettings.ts"
 import * as WorkQueue from "../WorkQueue.ts"
@@ -46,10 +46,13 @@ export const runExecutionController = Effect.gen(function* () {
   )
   // A Job is named after its execution (see `resourceName`); its key in the workflow namespace maps back.
   yield* runInformer({
-    cluster,
-    collection: { apiVersion: "batch/v1", kind: "Job", namespace: settings.workflowNamespace, labelSelector: `${k8s.apiGroup}/workflow-execution` },
+    source: collectionSource(cluster, {
+      apiVersion: "batch/v1",
+      kind: "Job",
+      namespace: settings.workflowNamespace,
+      labelSelector: `${k8s.apiGroup}/workflow-execution`
+    }, config.resyncPeriod),
     onKey: (key) => own(k8s.namespace, key.slice(key.indexOf("/") + 1)),
-    watchTimeout: config.resyncPeriod,
     backoffMax: config.backoffMax
   }).pipe(Effect.annotateLogs("controller", name), Effect.forkScoped)
   yield* k8s.listCr("workflowexecutions").pipe(

@@ -2,8 +2,9 @@
  * Running the lifecycle controllers on the operator's work-queue machinery: one queue and N workers per controller
  * (`runWorkers`: dedup, one key in flight, capped backoff, `requeueAfter`), fed by list+watch streams of the
  * resources each one cares about and by a periodic resync. The core K8s service's `watchCr` is the informer here:
- * it already lists, watches from the list's resourceVersion, reconnects and relists on 410 Gone (the operator's
- * `runInformer` is bound to its cross-namespace Cluster client). A child's change enqueues its RR.
+ * it already lists, watches from the list's resourceVersion, reconnects and relists (core's informer; the platform
+ * and catalog controllers run the same one over the operator's cross-namespace Cluster client). A child's change
+ * enqueues its RR.
  */
 import { K8s, type CrPlural, type KubeObject } from "@kubemend/core/K8s"
 import { Effect, Option, Schedule, Stream } from "effect"

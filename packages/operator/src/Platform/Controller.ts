@@ -5,12 +5,12 @@
  */
 import { CrVersion } from "@kubemend/core/domain/Meta"
 import { PlatformKind } from "@kubemend/core/domain/Platform/index"
+import { runInformer, specOrDeletionChanged } from "@kubemend/core/K8s/Informer"
 import { Readiness } from "@kubemend/core/Servers"
 import { Deferred, Effect, Layer, Option } from "effect"
-import { Cluster } from "../Cluster.ts"
+import { Cluster, collectionSource } from "../Cluster.ts"
 import { runWorkers } from "../Controller.ts"
 import { ControllerMetrics } from "../ControllerMetrics.ts"
-import { runInformer, specOrDeletionChanged } from "../Informer.ts"
 import { OperatorConfig } from "../OperatorConfig.ts"
 import * as WorkQueue from "../WorkQueue.ts"
 import { PlatformReconciler } from "./Reconcile.ts"
@@ -40,15 +40,13 @@ export const PlatformControllerLive = Layer.scopedDiscard(
       )
     }
     yield* Effect.forkScoped(runInformer({
-      cluster,
-      collection: {
+      source: collectionSource(cluster, {
         apiVersion: `${config.apiGroup}/${CrVersion}`,
         kind: PlatformKind,
         ...Option.match(config.watchNamespace, { onNone: () => ({}), onSome: (namespace) => ({ namespace }) })
-      },
+      }, config.watchTimeout),
       onKey: queue.add,
       relevant: specOrDeletionChanged,
-      watchTimeout: config.watchTimeout,
       backoffMax: config.watchBackoffMax,
       synced
     }).pipe(Effect.annotateLogs("controller", controllerName)))
