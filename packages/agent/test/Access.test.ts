@@ -1,6 +1,6 @@
 /**
  * Hostile callers of the agent's REST API, against the dev API server's real TokenReview and RBAC: no token,
- * a ServiceAccount of another namespace, a person's JWT (expired, alg none, or valid), each refused with 401/403
+ * a ServiceAccount of another namespace, a person's JWT (expired, alg none, another issuer's, or valid), each refused with 401/403
  * problem+json and an `agent.access.denied` audit event; the analysis controller's ServiceAccount passes.
  */
 import { assert, layer } from "@effect/vitest"
@@ -28,7 +28,11 @@ layer(AgentOnDevKube({ scripts: [] }), { excludeTestServices: true, timeout: "60
   it.effect("no token and tokens the cluster does not vouch for: 401 problem, audited", () =>
     Effect.scoped(Effect.gen(function* () {
       const issuer = yield* makeIssuer({})
-      const tokens = [null, "garbage", yield* issuer.bad.expired, yield* issuer.bad.algNone(), yield* issuer.persona("sre")]
+      const foreign = yield* makeIssuer({})
+      const tokens = [
+        null, "garbage", yield* issuer.bad.expired, yield* issuer.bad.algNone(), yield* issuer.persona("sre"),
+        yield* issuer.bad.wrongIssuer, yield* foreign.persona("sre")
+      ]
       for (const token of tokens) {
         const r = yield* fetchRaw("/api/v1/incident/analyze", post(token))
         assert.strictEqual(r.status, 401)

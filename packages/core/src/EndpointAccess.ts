@@ -178,8 +178,33 @@ export const denialEvent = (d: Denial, now: Date) => ({
 })
 
 /**
+ * Audits one refused request (a 401 or 403; an unreachable TokenReview is the platform's fault, not the caller's)
+ * as `<service>.access.denied` through `emit`, which must not block (emitters buffer).
+ */
+export const auditRefusal = (
+  service: string,
+  emit: (event: DenialEvent) => Effect.Effect<void>,
+  request: HttpServerRequest.HttpServerRequest,
+  refused: AccessRefused,
+  clientIp: string | undefined = Option.getOrUndefined(request.remoteAddress)
+) =>
+  refused.error._tag === "DependencyUnavailable"
+    ? Effect.void
+    : Effect.flatMap(Effect.zip(Clock.currentTimeMillis, FiberRef.get(currentRequestId)), ([now, requestId]) =>
+      emit(denialEvent({
+        service,
+        method: request.method,
+        path: request.url.split("?")[0] ?? request.url,
+        status: refused.error._tag === "Unauthenticated" ? 401 : 403,
+        reason: refused.error._tag === "Unauthenticated" ? `${refused.error.reason}: ${refused.error.detail ?? ""}` : refused.error.detail ?? "forbidden",
+        user: refused.user,
+        clientIp,
+        requestId: Option.getOrUndefined(requestId)
+      }, new Date(now))))
+
+/**
  * The body of a service's security middleware: checks the current request against its route's rule, audits every
- * 401/403 through `emit` (never blocking: emitters buffer), and fails with the RFC 7807 problem.
+ * 401/403 (`auditRefusal`), and fails with the RFC 7807 problem.
  */
 export const guardRequest = (
   access: EndpointAccessShape,
@@ -190,20 +215,7 @@ export const guardRequest = (
     const request = yield* HttpServerRequest.HttpServerRequest
     const { route } = yield* HttpRouter.RouteContext
     return yield* access.check(request.method, route.path, request.headers["authorization"]).pipe(
-      Effect.tapError((refused) =>
-        refused.error._tag === "DependencyUnavailable"
-          ? Effect.void
-          : Effect.flatMap(Effect.zip(Clock.currentTimeMillis, FiberRef.get(currentRequestId)), ([now, requestId]) =>
-            emit(denialEvent({
-              service,
-              method: request.method,
-              path: request.url.split("?")[0] ?? request.url,
-              status: refused.error._tag === "Unauthenticated" ? 401 : 403,
-              reason: refused.error._tag === "Unauthenticated" ? `${refused.error.reason}: ${refused.error.detail ?? ""}` : refused.error.detail ?? "forbidden",
-              user: refused.user,
-              clientIp: Option.getOrUndefined(request.remoteAddress),
-              requestId: Option.getOrUndefined(requestId)
-            }, new Date(now))))),
+      Effect.tapError((refused) => auditRefusal(service, emit, request, refused)),
       Effect.catchAll((refused) =>
         Effect.flatMap(toProblem(refused.error), (p) => Effect.fail(p as UnauthorizedProblem | ForbiddenProblem | ServiceUnavailableProblem)))
     )

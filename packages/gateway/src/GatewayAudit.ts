@@ -26,6 +26,7 @@ const actions: Readonly<Record<string, string>> = {
   "auth.success": "authenticated",
   "auth.failure": "authentication_failed",
   "auth.access_denied": "denied",
+  "auth.identity_ignored": "ignored",
   "ratelimit.denied": "denied",
   "tool.executed": "executed",
   "mcp.tool_failed": "failed",

@@ -3,10 +3,11 @@
  * core `services/<accessResourceName>` — what the `gateway-signal-source` ClusterRole grants. No token or a token
  * TokenReview refuses: 401; not granted, or the review failing: 403 (fail closed). TokenReview itself unreachable:
  * 503, so the sender retries. An allowed token is remembered for `authCacheTTL` (a revoked grant stops within it);
- * refusals and errors are never remembered.
+ * refusals and errors are never remembered. A refusal names the caller when TokenReview did, for its audit event.
  */
 import { Auth } from "@kubemend/core/Auth"
-import { type DependencyUnavailable, Forbidden, type Unauthenticated } from "@kubemend/core/Errors"
+import { AccessRefused } from "@kubemend/core/EndpointAccess"
+import { Forbidden } from "@kubemend/core/Errors"
 import { K8s } from "@kubemend/core/K8s"
 import { Clock, Duration, Effect } from "effect"
 import { createHash } from "node:crypto"
@@ -25,7 +26,7 @@ export class Access extends Effect.Service<Access>()("@kubemend/signals/Access",
     const config = yield* SignalsConfig
     const ttl = Duration.toMillis(config.authCacheTTL)
     const allowed = new Map<string, { readonly sender: Sender; readonly until: number }>()
-    const reviewing = makeSingleFlight<{ readonly sender: Sender; readonly until: number }, Unauthenticated | Forbidden | DependencyUnavailable>()
+    const reviewing = makeSingleFlight<{ readonly sender: Sender; readonly until: number }, AccessRefused>()
 
     const review = (sender: Sender) =>
       k8s.subjectAccessReview({
@@ -46,10 +47,13 @@ export class Access extends Effect.Service<Access>()("@kubemend/signals/Access",
       const hit = allowed.get(key)
       if (hit !== undefined && hit.until > now) return hit.sender
       const granted = yield* reviewing(key, Effect.gen(function* () {
-        const principal = yield* auth.authenticateServiceAccount(authorization)
+        const principal = yield* Effect.mapError(auth.authenticateServiceAccount(authorization), (error) => new AccessRefused({ error, user: undefined }))
         const sender: Sender = { user: principal.user, groups: principal.groups }
         if (!(yield* review(sender))) {
-          return yield* new Forbidden({ detail: `${sender.user} may not send signals (needs the gateway-signal-source role)` })
+          return yield* new AccessRefused({
+            error: new Forbidden({ detail: `${sender.user} may not send signals (needs the gateway-signal-source role)` }),
+            user: sender.user
+          })
         }
         return { sender, until: Math.min(now + ttl, principal.expiresAt.getTime()) }
       }))

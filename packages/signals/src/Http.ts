@@ -8,6 +8,8 @@
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { DomainError } from "@kubemend/core/Errors"
 import { Forbidden, PayloadTooLarge, ValidationError } from "@kubemend/core/Errors"
+import { AccessRefused, auditRefusal } from "@kubemend/core/EndpointAccess"
+import { Audit } from "@kubemend/core/Audit"
 import { problemResponse } from "@kubemend/core/Wire"
 import { Clock, Effect, Either, Option } from "effect"
 import { Access } from "./Access.ts"
@@ -47,6 +49,7 @@ export const SignalRoutes = Effect.gen(function* () {
   const access = yield* Access
   const intake = yield* Intake
   const metrics = yield* SignalsMetrics
+  const audit = yield* Audit
   const peers = makePeers(config.trustedProxyCIDRs, config.corsAllowedOrigins)
 
   const readBody = (request: HttpServerRequest.HttpServerRequest) =>
@@ -74,12 +77,15 @@ export const SignalRoutes = Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const start = yield* Clock.currentTimeMillis
       const origin = request.headers["origin"]
+      const clientIp = peers.clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"])
       const response = yield* Effect.gen(function* () {
-        const refused = peers.refusedOrigin(origin)
-        if (refused !== undefined) {
-          return yield* new Forbidden({ detail: `origin ${refused} is not allowed` })
-        }
-        yield* access.authorize(request.headers["authorization"])
+        const refusedOrigin = peers.refusedOrigin(origin)
+        yield* (refusedOrigin === undefined
+          ? access.authorize(request.headers["authorization"])
+          : Effect.fail(new AccessRefused({ error: new Forbidden({ detail: `origin ${refusedOrigin} is not allowed` }), user: undefined }))).pipe(
+            Effect.tapError((refused) => auditRefusal("signals", audit.emit, request, refused, clientIp)),
+            Effect.mapError((refused) => refused.error)
+          )
         const body = yield* readBody(request)
         const signals = yield* toSignals(body, new Date(start).toISOString())
         if (typeof signals === "string") {
@@ -89,7 +95,7 @@ export const SignalRoutes = Effect.gen(function* () {
         return yield* Either.match(answer(yield* ingestAll(signals)), { onLeft: Effect.fail, onRight: Effect.succeed })
       }).pipe(
         Effect.catchAll((e: DomainError) => problemResponse(e, request.url)),
-        Effect.annotateLogs({ endpoint, client: peers.clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"]) ?? "unknown" })
+        Effect.annotateLogs({ endpoint, client: clientIp ?? "unknown" })
       )
       const end = yield* Clock.currentTimeMillis
       yield* metrics.observe(endpoint, request.method, response.status, (end - start) / 1000)

@@ -64,7 +64,9 @@ describe("storage access", () => {
       Effect.scoped(Effect.gen(function* () {
         const h = yield* Harness
         const issuer = yield* makeIssuer({})
+        const foreign = yield* makeIssuer({})
         const tokens = [
+          yield* foreign.persona("l3-audit"),
           yield* issuer.persona("l3-audit"),
           yield* issuer.bad.expired,
           yield* issuer.bad.algNone(),

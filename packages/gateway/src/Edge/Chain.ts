@@ -46,6 +46,16 @@ const verifiedTokenCacheSize = 10_000
 
 const isImpersonation = (name: string) => name.toLowerCase().startsWith("impersonate-")
 
+/**
+ * Headers by which a proxy or another service could claim who the user is. The gateway believes only the token, so
+ * each one a request carries is ignored and audited (`auth.identity_ignored`): someone tried, or a proxy in front
+ * is set up to authenticate users, which does not work here.
+ */
+export const identityHeaders = [
+  "x-kubemend-user", "x-kubemend-groups", "x-forwarded-user", "x-forwarded-groups", "x-forwarded-email",
+  "x-forwarded-preferred-username", "x-remote-user", "x-remote-group", "x-auth-request-user"
+] as const
+
 const bearer = (header: string | undefined) => /^\s*bearer\s+(.*?)\s*$/i.exec(header ?? "")?.[1] ?? ""
 
 /**
@@ -115,6 +125,13 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
             })
             : Effect.void
         ))
+        const claimed = identityHeaders.filter((h) => request.headers[h] !== undefined)
+        if (claimed.length > 0) {
+          yield* audit.emit({
+            type: "auth.identity_ignored", outcome: "failure", userId: principal.user, clientIp,
+            data: { endpoint, headers: claimed.join(","), claimed: String(request.headers[claimed[0]!]).slice(0, 256) }
+          })
+        }
         yield* limits.user(principal.user).pipe(Effect.tapError(() => audit.emit({
           type: "ratelimit.denied", outcome: "failure", userId: principal.user, clientIp, data: { scope: "user", endpoint }
         })))

@@ -18,11 +18,11 @@ const jsonOnly: typeof fetch = (input, init) => {
   return fetch(input, { ...init, headers })
 }
 
-export const connect = (url: string, token: string, options: { readonly json?: boolean } = {}) =>
+export const connect = (url: string, token: string, options: { readonly json?: boolean; readonly headers?: Record<string, string> } = {}) =>
   Effect.acquireRelease(
     Effect.promise(async (): Promise<Connected> => {
       const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+        requestInit: { headers: { ...options.headers, Authorization: `Bearer ${token}` } },
         ...(options.json === true ? { fetch: jsonOnly } : {})
       })
       const client = new Client({ name: "gateway-test", version: "1.0.0" })
