@@ -82,7 +82,9 @@ export class IncidentGroup extends HttpApiGroup.make("incident")
       .annotate(
         OpenApi.Description,
         "Server-sent events of the session: reasoning_delta, token_delta, tool_call_start, tool_call, tool_result, " +
-          "error, complete, cancelled, alignment_verdict, session_ended (the last one)."
+          "error, complete, cancelled, alignment_verdict, interactive_state (an interactive session changed hands, " +
+          "answered, failed or lapsed), session_ended (the last one). Each `id` is the event's sequence number: " +
+          "`Last-Event-ID` resumes after it; a `: keepalive` comment goes out while nothing happens."
       )
   )
   .add(

@@ -3,7 +3,10 @@
  * transport per request, so no MCP session state lives here; the investigation's state is keyed by RR). Progress of
  * a call (the opening analysis of a `start`, a `message` turn) reaches the client as `notifications/message`
  * (logger `kubemend-interactive`) and, when the client sent a progress token, `notifications/progress`, on the
- * call's SSE response; the events published before the call answers are delivered before its result.
+ * call's SSE response; the events published before the call answers are delivered before its result, and an
+ * answer about a session carries `event_seq`, the last of its events the call delivered: a subscriber of the
+ * session's REST event stream (`GET /api/v1/incident/session/<id>/stream`, `Last-Event-ID: <event_seq>`) goes on
+ * from there without a gap or a repeat (how the gateway follows an investigation between calls).
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
@@ -21,11 +24,12 @@ import { McpDisabled } from "@kubemend/core/Errors"
 import { maxJsonDepth, nestsDeeperThan } from "@kubemend/core/JsonDepth"
 import { problemResponse } from "@kubemend/core/Wire"
 import { AgentConfig, InteractiveAuthConfigLive } from "../AgentConfig.ts"
+import { describeSessionEvent } from "@kubemend/core/domain/Incident"
 import type { SessionEvent } from "../Sessions/Session.ts"
 import { type Acting, Callers } from "./Callers.ts"
 import { Autonomous } from "./Autonomous.ts"
 import { Investigations } from "./Investigations.ts"
-import { Registry } from "./Registry.ts"
+import { type LogPosition, Registry } from "./Registry.ts"
 import { SessionLeases } from "./Leases.ts"
 import { dispatch, rrOf, toolSpecs } from "./Tools.ts"
 
@@ -38,41 +42,26 @@ const text = (value: unknown): CallToolResult => ({
 })
 const toolError = (message: string): CallToolResult => ({ content: [{ type: "text", text: message }], isError: true })
 
-/** What a progress notification says about one session event. */
-const describe = (e: SessionEvent): string | undefined => {
-  switch (e.type) {
-    case "tool_call":
-      return `calling ${String(e.data["name"])}`
-    case "tool_result":
-      return `${String(e.data["name"])} ${e.data["ok"] === true ? "answered" : "failed"}`
-    case "reasoning_delta":
-      return String(e.data["text"]).slice(0, 500)
-    case "error":
-      return `error: ${String(e.data["error"])}`
-    default:
-      return undefined
-  }
-}
-
 /** Longest wait, after a call answered, for its last events to go out before the result. */
 const flushWait = Duration.seconds(1)
 
 /**
  * Runs `effect` while forwarding the RR's session events to `notify`; when it is done, the events published so far
  * are forwarded (bounded by `flushWait`) before the forwarder stops, so the last progress precedes the result.
+ * Answers the result with the position of the last event forwarded.
  */
 const withProgress = <A, E>(
   registry: Registry,
   rr: string,
   effect: Effect.Effect<A, E>,
-  notify: (e: SessionEvent) => Effect.Effect<void>
-) =>
+  notify: (f: { readonly sessionId: string; readonly event: SessionEvent }) => Effect.Effect<void>
+): Effect.Effect<readonly [A, LogPosition | undefined], E> =>
   Effect.scoped(Effect.gen(function* () {
     // Where the log stood before following: a call that publishes nothing has nothing to flush.
     const sent = yield* SubscriptionRef.make(yield* registry.position(rr))
     const events = yield* registry.follow(rr)
     const forwarding = yield* events.pipe(
-      Stream.runForEach((f) => Effect.zipRight(notify(f.event), SubscriptionRef.set(sent, { sessionId: f.sessionId, seq: f.event.seq }))),
+      Stream.runForEach((f) => Effect.zipRight(notify(f), SubscriptionRef.set(sent, { sessionId: f.sessionId, seq: f.event.seq }))),
       Effect.fork
     )
     const flush = Effect.gen(function* () {
@@ -84,8 +73,15 @@ const withProgress = <A, E>(
         Effect.timeoutOption(flushWait)
       )
     })
-    return yield* effect.pipe(Effect.ensuring(Effect.zipRight(flush, Fiber.interrupt(forwarding))))
+    const value = yield* effect.pipe(Effect.ensuring(Effect.zipRight(flush, Fiber.interrupt(forwarding))))
+    return [value, yield* SubscriptionRef.get(sent)] as const
   }))
+
+/** A session answer gains `event_seq` when the position is in that session (else the stream starts at its log). */
+const withEventSeq = (value: unknown, at: LogPosition | undefined): unknown => {
+  const o = value as { session_id?: unknown } | null
+  return typeof o === "object" && o !== null && at !== undefined && o.session_id === at.sessionId ? { ...o, event_seq: at.seq } : value
+}
 
 const makeHandler = Effect.gen(function* () {
   const config = yield* AgentConfig
@@ -102,12 +98,13 @@ const makeHandler = Effect.gen(function* () {
       if (effect === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`)
       const token = request.params._meta?.progressToken
       let progress = 0
-      const notify = (e: SessionEvent) => {
-        const message = describe(e)
+      const notify = ({ event: e, sessionId }: { readonly sessionId: string; readonly event: SessionEvent }) => {
+        const message = describeSessionEvent(e.type, e.data)
         if (message === undefined) return Effect.void
+        const data = { event: e.type, message, ...e.data, rr_id: Option.getOrUndefined(rrOf(request.params.arguments)), session_id: sessionId, seq: e.seq }
         return Effect.promise(() =>
           Promise.all([
-            extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend-interactive", data: { event: e.type, message, ...e.data } } }),
+            extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend-interactive", data } }),
             token === undefined
               ? Promise.resolve()
               : extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: ++progress, message } })
@@ -116,7 +113,7 @@ const makeHandler = Effect.gen(function* () {
       }
       const program = Option.match(rrOf(request.params.arguments), {
         onNone: () => effect,
-        onSome: (rr) => withProgress(registry, rr, effect, notify)
+        onSome: (rr) => Effect.map(withProgress(registry, rr, effect, notify), ([value, at]) => withEventSeq(value, at))
       }).pipe(
         Effect.match({ onSuccess: text, onFailure: (e) => toolError(e.message) }),
         Effect.catchAllDefect((d) => Effect.logError("interactive tool crashed", d).pipe(Effect.as(toolError("internal error")))),

@@ -20,7 +20,16 @@ import { isTerminal } from "../Sessions/Session.ts"
 import type { Caller } from "./Callers.ts"
 import { SessionLeases } from "./Leases.ts"
 import { Registry } from "./Registry.ts"
-import { type Analysis, closingResponse, type InteractiveSession, markAnalysisCancelled, requestFor, sessionActive, view } from "./State.ts"
+import {
+  type Analysis,
+  announce,
+  closingResponse,
+  type InteractiveSession,
+  markAnalysisCancelled,
+  requestFor,
+  sessionActive,
+  view
+} from "./State.ts"
 import * as Workflows from "./Workflows.ts"
 import { ToolError } from "./Workflows.ts"
 
@@ -61,6 +70,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
           if (Exit.isFailure(exit)) {
             const reason = Option.match(Cause.failureOption(exit.cause), { onNone: () => "internal error", onSome: (e) => e.reason })
             yield* SubscriptionRef.set(st.analysis, "failed")
+            yield* announce(st, { error: reason })
             return { _tag: "Failed", reason } as Reply
           }
           const outcome = exit.value
@@ -69,6 +79,7 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
           st.run.escalation = undefined
           st.lastReply = text
           yield* SubscriptionRef.set(st.analysis, "answered")
+          yield* announce(st)
           return { _tag: "Reply", text } as Reply
         })
       )
@@ -83,8 +94,11 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
         holder,
         st.lastActivity,
         Effect.map(ended(st), (done) => !done && st.generation === generation),
-        Effect.sync(() => {
-          if (st.generation === generation) st.connected = false
+        Effect.gen(function* () {
+          if (st.generation !== generation) return
+          st.connected = false
+          // A lapse (the holder went quiet or lost the lease) is news to a subscriber; an ended session has said so.
+          if (!(yield* ended(st))) yield* announce(st)
         })
       )
     }
@@ -122,6 +136,9 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
           analysis: yield* SubscriptionRef.make<Analysis>("running")
         }
         yield* registry.put(st)
+        // Published after `put`, so the call's own follower delivers it; a takeover names whom it took it from.
+        const from = previous !== undefined && previous.session === session && previous.holder !== who.user ? previous.holder : undefined
+        yield* announce(st, from === undefined ? {} : { previous_holder: from })
         yield* keepAlive(st)
         // The opening analysis outlives the call that started it (a client may hang up); the call waits a while.
         const opening = yield* Effect.forkIn(turn(st, undefined), scope)

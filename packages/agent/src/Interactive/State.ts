@@ -137,6 +137,22 @@ export const view = (st: InteractiveSession, status: string, extra: Record<strin
     ...extra
   }))
 
+/**
+ * Tells the session's event stream where the interactive session stands (`interactive_state`): who holds it, whether
+ * it is connected, where the analysis is. Published when it changes hands, when a turn answers or fails, and when
+ * it lapses, so a subscriber of the stream learns of these between calls.
+ */
+export const announce = (st: InteractiveSession, extra: Record<string, unknown> = {}) =>
+  Effect.flatMap(Ref.get(st.analysis), (analysis) =>
+    st.session.log.publish("interactive_state", {
+      rr_id: st.rr,
+      holder: st.holder,
+      status: st.connected ? "active" : "disconnected",
+      analysis,
+      ...(analysis === "answered" && st.lastReply !== undefined ? { summary: st.lastReply } : {}),
+      ...extra
+    }))
+
 /** Another user drives the session: a structured answer, not an error. */
 export const sessionActive = (rr: string, holder: string) => ({
   rr_id: rr,

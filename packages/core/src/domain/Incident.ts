@@ -190,6 +190,41 @@ export const SessionEventType = Enum(
   "complete",
   "cancelled",
   "alignment_verdict",
+  "interactive_state",
   "session_ended"
 )
 export type SessionEventType = typeof SessionEventType.Type
+
+/**
+ * One line a person reads about a session event (MCP `notifications/message` and progress, the status stream), or
+ * undefined for events not worth a line (token deltas, the final `session_ended`). `interactive_state` is ours, not
+ * the original's: an interactive session changed hands, its analysis answered or failed, or it lapsed.
+ */
+export const describeSessionEvent = (type: string, data: Readonly<Record<string, unknown>>): string | undefined => {
+  switch (type) {
+    case "tool_call":
+      return `calling ${String(data["name"])}`
+    case "tool_result":
+      return `${String(data["name"])} ${data["ok"] === true ? "answered" : "failed"}`
+    case "reasoning_delta":
+      return String(data["text"]).slice(0, 500)
+    case "error":
+      return `error: ${String(data["error"])}`
+    case "complete":
+      return "the investigation completed"
+    case "cancelled":
+      return `the investigation was cancelled: ${String(data["reason"] ?? "")}`
+    case "interactive_state":
+      return data["status"] === "disconnected"
+        ? `the session of ${String(data["holder"])} lapsed (disconnected)`
+        : data["previous_holder"] !== undefined
+        ? `${String(data["holder"])} took the session over from ${String(data["previous_holder"])}`
+        : data["analysis"] === "answered"
+        ? `the analysis answered: ${String(data["summary"] ?? "").slice(0, 500)}`
+        : data["analysis"] === "failed"
+        ? `the analysis failed: ${String(data["error"] ?? "")}`
+        : `${String(data["holder"])} drives the session (analysis ${String(data["analysis"])})`
+    default:
+      return undefined
+  }
+}
