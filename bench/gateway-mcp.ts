@@ -181,7 +181,7 @@ const program = Effect.gen(function* () {
     tool: "",
     sessionId: undefined,
     notify: () => Effect.void,
-    agent: { call: () => Effect.die("no agent in this benchmark") }
+    agent: { call: () => Effect.die("no agent in this benchmark"), follow: () => Effect.void }
   }
   const bare = yield* Effect.acquireRelease(
     Effect.promise(() => bareServer(registry, toolCtx, (e) => Runtime.runPromise(runtime)(e.pipe(Effect.orDie)))),

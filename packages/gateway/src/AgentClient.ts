@@ -8,13 +8,15 @@
  * agent trusts the token (its `interactive.jwtProviders`) and attributes the session to that user.
  *
  * One link per MCP session of the gateway (so the agent's progress notifications reach that session), connected
- * on first use and reconnected after a transport failure. Calls go through the agent circuit breaker.
+ * on first use and reconnected after a transport failure. Calls go through the agent circuit breaker. A link also
+ * follows the investigations its session holds between calls (`follow`, AgentEvents.ts), for as long as it lives.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { LoggingMessageNotificationSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Duration, Effect, Option, Redacted, Scope } from "effect"
+import { Duration, Effect, FiberMap, Option, Redacted, Scope } from "effect"
 import { DependencyUnavailable } from "@kubemend/core/Errors"
+import { AgentEvents } from "./AgentEvents.ts"
 import { Breakers } from "./Breaker.ts"
 import { GatewayAudit } from "./GatewayAudit.ts"
 import { GatewayConfig } from "./GatewayConfig.ts"
@@ -38,6 +40,11 @@ export interface AgentLink {
     acting: ActingUser,
     timeout?: Duration.Duration
   ) => Effect.Effect<unknown, ToolError>
+  /**
+   * Delivers the agent session `sessionId` of `rrId` to this link's notifications from after event `after` on, in
+   * the background, until it ends or another user takes it over; a second call for the same session does nothing.
+   */
+  readonly follow: (rrId: string, sessionId: string, after: number, user: string) => Effect.Effect<void>
 }
 
 /** A fault of the link itself (unreachable, 5xx, broken stream): counts against the breaker. */
@@ -68,6 +75,7 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
     const config = yield* GatewayConfig
     const { agent: breaker } = yield* Breakers
     const audit = yield* GatewayAudit
+    const events = yield* AgentEvents
     const endpoint = Option.map(config.agentUrl, (u) => new URL(`${u.replace(/\/+$/, "")}/api/v1/mcp`))
 
     /** A link for one session; `onNotification` receives the agent's `notifications/message` params. */
@@ -91,7 +99,10 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
           connection ??= (async () => {
             const transport = new StreamableHTTPClientTransport(url, { fetch: withActing })
             const client = new Client({ name: "kubemend-gateway", version: "1.0.0" }, { capabilities: {} })
-            client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => onNotification(n.params))
+            client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+              events.fromCall(n.params)
+              onNotification(n.params)
+            })
             await client.connect(transport)
             return { client, transport }
           })().catch((e) => {
@@ -171,7 +182,19 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
               )
           })
 
-        return { call } satisfies AgentLink
+        const follows = yield* FiberMap.make<string>()
+        const following = new Map<string, string>()
+        const follow: AgentLink["follow"] = (rrId, sessionId, after, user) =>
+          Effect.gen(function* () {
+            if (following.get(rrId) === sessionId && (yield* FiberMap.has(follows, rrId))) return
+            following.set(rrId, sessionId)
+            yield* FiberMap.run(follows, rrId, events.follow({
+              rrId, sessionId, after, user,
+              deliver: (data) => Effect.sync(() => onNotification({ level: "info", logger: "kubemend-interactive", data }))
+            }))
+          })
+
+        return { call, follow } satisfies AgentLink
       })
 
     /** One call on a link of its own (for callers without a session, such as the A2A agent loop). */

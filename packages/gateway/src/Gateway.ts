@@ -18,6 +18,7 @@ import { Storage } from "@kubemend/core/Storage"
 import { ApiServerLive, DrainOnShutdown, OpsServersLive, Readiness, ServerConfig } from "@kubemend/core/Servers"
 import { ProblemTypeBase } from "@kubemend/core/Wire"
 import { AgentClient } from "./AgentClient.ts"
+import { AgentEvents } from "./AgentEvents.ts"
 import { Breakers } from "./Breaker.ts"
 import { Edge } from "./Edge/Chain.ts"
 import { RateLimits } from "./Edge/RateLimit.ts"
@@ -38,7 +39,7 @@ import { readinessChecks } from "./ReadinessChecks.ts"
 export const GatewayServices = McpSessions.Default.pipe(
   Layer.provideMerge(Layer.mergeAll(ToolCalls.Default, ToolRegistry.Default, AgentClient.Default, Edge.Default)),
   // The one session pool: MCP sessions here, A2A conversations through `SessionSlots.layerShared`.
-  Layer.provideMerge(Layer.mergeAll(Breakers.Default, RateLimits.Default, SessionSlots.Default)),
+  Layer.provideMerge(Layer.mergeAll(Breakers.Default, RateLimits.Default, SessionSlots.Default, AgentEvents.Default)),
   Layer.provideMerge(GatewayMetrics.Default),
   Layer.provideMerge(Layer.mergeAll(Sar.DefaultWithoutDependencies, Auth.Default))
 )

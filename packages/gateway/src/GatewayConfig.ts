@@ -4,6 +4,7 @@
  */
 import { Config, ConfigError, Context, Duration, Either, HashMap, Layer, Option } from "effect"
 import { duration, intInRange, parseGoDuration } from "@kubemend/core/Config"
+import type { TokenSourceOptions } from "@kubemend/core/ServiceToken"
 
 export interface RateLimitSettings {
   /** Requests per second per client IP, checked before authentication (token bucket, burst = rate). */
@@ -85,6 +86,11 @@ export interface GatewaySettings {
   readonly agentUrl: Option.Option<string>
   /** Prefix of the agent's own tool names (`<prefix>_investigate`). */
   readonly agentToolPrefix: string
+  /**
+   * The gateway's ServiceAccount token for the agent's REST API (its investigation event streams): `agent.token`,
+   * else `agent.tokenFile`, else the pod's projected token.
+   */
+  readonly agentToken: TokenSourceOptions
   readonly breaker: BreakerSettings
   /** Deadline of one metrics-backend or readiness request. */
   readonly backendTimeout: Duration.Duration
@@ -120,6 +126,7 @@ const defaults: GatewaySettings = {
   streamKeepaliveInterval: Duration.seconds(15),
   agentUrl: Option.none(),
   agentToolPrefix: "svc",
+  agentToken: {},
   breaker: { failureThreshold: 5, resetTimeout: Duration.seconds(30) },
   backendTimeout: Duration.seconds(5),
   problemTypeBase: "https://kubemend.io/problems"
@@ -194,6 +201,16 @@ export const gatewayConfig: Config.Config<GatewaySettings> = Config.all({
   ),
   agentUrl: optionalUrl("url").pipe(Config.nested("agent")),
   agentToolPrefix: Config.option(Config.string("toolPrefix")).pipe(Config.nested("agent")),
+  agentToken: Config.all({
+    token: Config.option(Config.redacted("token")),
+    tokenFile: optionalUrl("tokenFile")
+  }).pipe(
+    Config.nested("agent"),
+    Config.map(({ token, tokenFile }): TokenSourceOptions => ({
+      ...(Option.isSome(token) ? { token: token.value } : {}),
+      ...(Option.isSome(tokenFile) ? { tokenFile: tokenFile.value } : {})
+    }))
+  ),
   breaker: Config.all({
     failureThreshold: positive("failureThreshold").pipe(Config.withDefault(defaults.breaker.failureThreshold)),
     resetTimeout: duration("resetTimeout").pipe(Config.withDefault(defaults.breaker.resetTimeout))

@@ -8,7 +8,7 @@
  */
 import { HttpServer } from "@effect/platform"
 import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
-import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Scope } from "effect"
+import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { AuthConfig } from "@kubemend/core/Auth"
 import { type Script, scoped as scriptedLlm, type ScriptedLlmServer } from "@kubemend/core/devkit/ScriptedLlm"
 import * as K8sLive from "@kubemend/core/K8s/Live"
@@ -64,6 +64,7 @@ export const startTestGateway = (options: TestGatewayOptions = {}): Effect.Effec
       severityTriageEnabled: true,
       metricsBackendUrl: Option.some(alerts.url),
       agentUrl: Option.some(agent.url),
+      agentToken: { token: Redacted.make(agent.restToken) },
       ...overrides,
       rateLimit: { ipRequestsPerSec: 10_000, userRequestsPerSec: 10_000, toolCallsPerMinute: 100_000, ...overrides.rateLimit }
     })

@@ -3,13 +3,16 @@
  * and the gateway's fake agent (support/FakeAgent.ts) alike: the three tools; a session held by the user who started
  * it, refused to others (`session_active`, `<holder> holds this session`) until they take over; a session that stays
  * `active` after its analysis answered until cancelled or completed; a refusal as a tool error, never a JSON-RPC
- * error. Live events are asserted only while a call is open: neither agent sends any after a call answered.
+ * error; a session's events between calls on its REST event stream (`GET /api/v1/incident/session/<id>/stream`, the
+ * platform's ServiceAccount token only): a takeover and the end after the answer's `event_seq`, resumable with
+ * `Last-Event-ID`.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, type Scope } from "effect"
+import { createParser } from "eventsource-parser"
+import { Effect, Fiber, type Scope } from "effect"
 import { Infra, InfraLive, token } from "./support/Harness.ts"
 import { makeFakeAgent } from "./support/FakeAgent.ts"
 import { startRealAgent } from "./support/RealAgent.ts"
@@ -57,7 +60,24 @@ const asUser = (url: string, persona: Persona): Effect.Effect<AgentUser, never, 
     }
   })
 
-const contract = (name: string, start: Effect.Effect<{ readonly url: string }, never, Infra | Scope.Scope>) =>
+interface StreamedEvent {
+  readonly seq: number
+  readonly event: string
+  readonly data: Record<string, any>
+}
+
+/** Reads a session's REST event stream after `after` until the agent ends it (at most 20 s). */
+const readStream = (url: string, token: string, after: number) =>
+  Effect.promise(async () => {
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, "last-event-id": String(after) }, signal: AbortSignal.timeout(20_000) })
+    const events: Array<StreamedEvent> = []
+    const parser = createParser({ onEvent: (m) => void events.push({ seq: Number(m.id), event: m.event ?? "", data: JSON.parse(m.data) }) })
+    parser.feed(await res.text())
+    // Token deltas reach live readers only; the rest is what a reader resuming later gets again.
+    return events.filter((e) => e.event !== "token_delta")
+  })
+
+const contract = (name: string, start: Effect.Effect<{ readonly url: string; readonly restToken: string }, never, Infra | Scope.Scope>) =>
   layer(InfraLive, { excludeTestServices: true })(`agent contract: ${name}`, (it) => {
     it.scoped("tools, a held session, refusal, takeover, cancel; a session stays active after its analysis answered", () =>
       Effect.gen(function* () {
@@ -141,11 +161,42 @@ const contract = (name: string, start: Effect.Effect<{ readonly url: string }, n
         const escalated = yield* aio.call("svc_complete_no_action", { rr_id, escalation_reason: "needs a DBA" })
         assert.deepInclude(escalated.json, { status: "escalated" })
       }), { timeout: 60_000 })
+
+    it.scoped("between calls: the session's event stream carries a takeover and the end, resumes after Last-Event-ID, admits only the platform", () =>
+      Effect.gen(function* () {
+        const { url, restToken } = yield* start
+        const sre = yield* asUser(url, "sre")
+        const aio = yield* asUser(url, "ai-orchestrator")
+        const rr_id = "rr-db-blocked"
+
+        const started = yield* sre.call("svc_investigate", { rr_id, action: "start" })
+        const { session_id, event_seq } = started.json
+        assert.isNumber(event_seq)
+        const stream = `${url}/api/v1/incident/session/${session_id}/stream`
+        const anonymous = yield* Effect.promise(() => fetch(stream))
+        assert.strictEqual(anonymous.status, 401)
+        const unknown = yield* Effect.promise(() => fetch(`${url}/api/v1/incident/session/no-such-session/stream`, { headers: { authorization: `Bearer ${restToken}` } }))
+        assert.strictEqual(unknown.status, 404)
+
+        // A subscriber from where the start answered sees what happens after it.
+        const reading = yield* Effect.fork(readStream(stream, restToken, event_seq))
+        const taken = yield* aio.call("svc_investigate", { rr_id, action: "takeover" })
+        assert.strictEqual(taken.json.session_id, session_id)
+        yield* aio.call("svc_investigate", { rr_id, action: "cancel" })
+        const events = yield* Fiber.join(reading)
+        assert.isTrue(events.every((e) => e.seq > event_seq))
+        const takeover = events.find((e) => e.event === "interactive_state" && e.data.holder === "ai-orchestrator-user")
+        assert.deepInclude(takeover?.data, { rr_id, previous_holder: "sre-user", status: "active" })
+        assert.deepStrictEqual(events.slice(-2).map((e) => e.event), ["cancelled", "session_ended"])
+        // Resuming after the takeover replays exactly what came after it.
+        const resumed = yield* readStream(stream, restToken, takeover!.seq)
+        assert.deepStrictEqual(resumed.map((e) => e.seq), events.filter((e) => e.seq > takeover!.seq).map((e) => e.seq))
+      }), { timeout: 60_000 })
   })
 
 const rca = "The checkout pods are OOMKilled."
 
 describe.sequential("agent contract", () => {
-  contract("the real agent", Effect.map(startRealAgent({ scripts: [{ name: "opening", turns: [{ text: rca }] }] }), ({ url }) => ({ url })))
-  contract("the gateway's fake agent", Effect.map(makeFakeAgent(), ({ url }) => ({ url })))
+  contract("the real agent", Effect.map(startRealAgent({ scripts: [{ name: "opening", turns: [{ text: rca }] }] }), ({ restToken, url }) => ({ url, restToken })))
+  contract("the gateway's fake agent", Effect.map(makeFakeAgent(), ({ restToken, url }) => ({ url, restToken })))
 })

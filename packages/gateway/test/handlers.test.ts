@@ -42,7 +42,7 @@ const ctx: ToolContext = {
   tool: "svc_test",
   sessionId: "s-1",
   notify: () => Effect.void,
-  agent: { call: () => Effect.die("no agent here") }
+  agent: { call: () => Effect.die("no agent here"), follow: () => Effect.void }
 }
 
 const toolNamed = (tools: ReadonlyArray<ToolDef>, name: string) => tools.find((t) => t.name === name)!

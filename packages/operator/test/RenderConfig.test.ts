@@ -107,6 +107,7 @@ describe("renderServiceConfigs: the gateway's file", () => {
       expect(value.gateway.rateLimit).toEqual({ ipRequestsPerSec: 50, userRequestsPerSec: 7, toolCallsPerMinute: 60, maxConcurrentSessions: 100, maxSessionsPerUser: 10 })
       expect(value.gateway.mcpEnabled).toBe(true)
       expect(value.gateway.agentUrl).toEqual(Option.some("http://kubemend-agent.kubemend-system.svc:8443"))
+      expect(value.gateway.agentToken).toEqual({ tokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token" })
       expect(value.storage.url).toBe("http://kubemend-storage.kubemend-system.svc:8080")
       expect(value.server).toMatchObject({ host: "0.0.0.0", port: 8443, healthPort: 8081, metricsPort: 9090 })
       expect(Duration.toSeconds(value.server.drainTimeout)).toBe(40)

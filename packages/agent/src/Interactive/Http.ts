@@ -101,7 +101,7 @@ const makeHandler = Effect.gen(function* () {
       const notify = ({ event: e, sessionId }: { readonly sessionId: string; readonly event: SessionEvent }) => {
         const message = describeSessionEvent(e.type, e.data)
         if (message === undefined) return Effect.void
-        const data = { event: e.type, message, ...e.data, rr_id: Option.getOrUndefined(rrOf(request.params.arguments)), session_id: sessionId, seq: e.seq }
+        const data = { event: e.type, message, ...e.data, rr_id: Option.getOrUndefined(rrOf(request.params.arguments)), session_id: sessionId, seq: e.seq, timestamp: e.timestamp }
         return Effect.promise(() =>
           Promise.all([
             extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend-interactive", data } }),

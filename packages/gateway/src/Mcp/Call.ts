@@ -100,7 +100,7 @@ export class ToolCalls extends Effect.Service<ToolCalls>()("@kubemend/gateway/To
       }
       const deadline = toolDeadline(config, def.name, def.timeout)
       // The tool's deadline reaches the agent client, so a per-tool timeout is not cut at the global one.
-      const agent = { call: (t, a, u, timeout = deadline) => ctx.agent.call(t, a, u, timeout) } satisfies ToolContext["agent"]
+      const agent = { ...ctx.agent, call: (t, a, u, timeout = deadline) => ctx.agent.call(t, a, u, timeout) } satisfies ToolContext["agent"]
       const exit = yield* def.run(decoded.right, { ...ctx, agent }).pipe(
         // A draining gateway gives the call its grace, then stops it and answers for it, so the answer still goes
         // out in time.

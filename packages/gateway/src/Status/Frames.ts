@@ -6,6 +6,7 @@
 import { isTerminalPhase } from "@kubemend/core/domain/Phases"
 import { notification } from "@kubemend/core/JsonRpc"
 import type { KubeObject } from "@kubemend/core/K8s"
+import type { InvestigationEvent } from "../AgentEvents.ts"
 
 const encoder = new TextEncoder()
 
@@ -92,6 +93,26 @@ export const updateFrame = (rr: KubeObject, nowMillis: number): UpdateFrame => {
       ...(Object.keys(metadata).length === 0 ? {} : { metadata })
     })
   }
+}
+
+/**
+ * An investigation event of the RR (AgentEvents.ts): what happened in one line, and for `interactive_state` who
+ * holds the session and where its analysis is. The event's other fields (tool arguments, output) stay with the
+ * holder's MCP session.
+ */
+export const investigationFrame = (e: InvestigationEvent): Uint8Array => {
+  // When the agent recorded it.
+  const at = typeof e["timestamp"] === "string" ? Date.parse(e["timestamp"]) : Number.NaN
+  return block("status/investigation", {
+    rr_id: e.rr_id,
+    session_id: e.session_id,
+    seq: e.seq,
+    event: e.event,
+    message: e.message,
+    ...(Number.isFinite(at) ? { timestamp: timestampOf(at) } : {}),
+    ...(typeof e["holder"] === "string" ? { holder: e["holder"] } : {}),
+    ...(typeof e["analysis"] === "string" ? { analysis: e["analysis"] } : {})
+  })
 }
 
 /** Why a stream is closed by the gateway; clients reconnect (with a fresh token for `token_expiry`). */

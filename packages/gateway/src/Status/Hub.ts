@@ -7,11 +7,13 @@
  * A subscriber is only its `Sink` (the HTTP response) plus a few fields: thousands are held per process, so there
  * is no fiber, queue or Effect Stream per subscriber (those cost several times the connection itself). Keepalives
  * come from one hub-wide ticker and the closing notices from one hub-wide sweep, both on Effect's Clock.
+ * Investigation events of a watched RR that this gateway sees (AgentEvents.ts) go out as `status/investigation`.
  */
-import { Clock, Deferred, Duration, Effect, Fiber, Runtime, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, Fiber, Option, Runtime, Stream } from "effect"
+import { AgentEvents } from "../AgentEvents.ts"
 import { K8s, type KubeObject, type WatchEvent } from "@kubemend/core/K8s"
 import { StatusConfig } from "./Config.ts"
-import { closingFrame, keepaliveFrame, phaseOf, updateFrame } from "./Frames.ts"
+import { closingFrame, investigationFrame, keepaliveFrame, phaseOf, updateFrame } from "./Frames.ts"
 
 /** Where a subscriber's frames go: the HTTP response, or a recording in tests. */
 export interface Sink {
@@ -45,6 +47,7 @@ interface Group {
   latest: KubeObject
   lastPhase: string | undefined
   fiber: Fiber.RuntimeFiber<void> | undefined
+  unlisten: (() => void) | undefined
 }
 
 /** resourceVersions are opaque, but every real server hands out increasing integers: compare those, else trust order. */
@@ -71,6 +74,8 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
     const config = yield* StatusConfig
     const scope = yield* Effect.scope
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    // Optional so the hub runs alone (its tests, the benchmark); the gateway always provides it.
+    const investigations = yield* Effect.serviceOption(AgentEvents)
     const groups = new Map<string, Group>()
     const drains = new Set<Deferred.Deferred<void>>()
     let subscribers = 0
@@ -142,6 +147,7 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
       subscribers--
       if (group.subs.size > 0 || groups.get(group.rrId) !== group) return
       groups.delete(group.rrId)
+      group.unlisten?.()
       // Called from the connection's `close` event, outside any fiber.
       if (group.fiber !== undefined) runFork(Fiber.interrupt(group.fiber))
     }
@@ -194,7 +200,7 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
         yield* watchDrain(options.draining)
         const closeAt = options.expiresAt.getTime() - Duration.toMillis(config.closingLead)
         const sub: Sub = { sink, lastPhase: first.phase, minRv: current.metadata.resourceVersion, closeAt, closed: false }
-        const group: Group = existing ?? { rrId, subs: new Set(), latest: current, lastPhase: undefined, fiber: undefined }
+        const group: Group = existing ?? { rrId, subs: new Set(), latest: current, lastPhase: undefined, fiber: undefined, unlisten: undefined }
         group.subs.add(sub)
         subscribers++
         sink.onClose(() => leave(group, sub))
@@ -203,6 +209,12 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
         if (existing === undefined) {
           groups.set(rrId, group)
           group.fiber = yield* Effect.forkIn(watch(group), scope)
+          if (Option.isSome(investigations)) {
+            group.unlisten = investigations.value.listen(rrId, (e) => {
+              const bytes = investigationFrame(e)
+              for (const s of group.subs) send(s, bytes)
+            })
+          }
         }
       })
 

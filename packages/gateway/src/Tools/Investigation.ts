@@ -3,8 +3,9 @@
  * (AgentClient.ts). `svc_investigate` on a target first creates the RemediationRequest through the K8s layer
  * (ServiceAccounts may not), and answers a structured `session_active` result when another user drives the RR's
  * investigation (the agent's lease says so; `join_mode: "takeover"` takes it over). It returns once the agent
- * accepted the start; the agent's live events reach the caller's MCP session as `notifications/message` over SSE.
- * Every agent answer about a session moves its InvestigationSession resource on (SessionRecords.ts).
+ * accepted the start; the agent's live events reach the caller's MCP session as `notifications/message` over SSE,
+ * during a call and, for a session the caller holds, after it (the session link follows it, AgentEvents.ts). Every
+ * agent answer about a session moves its InvestigationSession resource on (SessionRecords.ts).
  */
 import { Effect, Schema } from "effect"
 import { isTerminalPhase } from "@kubemend/core/domain/Phases"
@@ -36,9 +37,19 @@ export const investigationTools = Effect.gen(function* () {
   const requireRr = (id: string) =>
     k8s.getCr("remediationrequests", id).pipe(Effect.mapError(k8sFailure(`remediation request ${id}`)))
 
+  /** A session the MCP caller holds is followed from where the answer left it, so later events reach them. */
+  const followHeld = (rrId: string, ctx: ToolContext, answer: Record<string, unknown>) => {
+    const sessionId = str(answer.session_id)
+    const user = ctx.caller.principal.user
+    const holds = ["active", "selected"].includes(str(answer.status) ?? "") && str(answer.holder) === user
+    return ctx.caller.endpoint !== "/mcp" || sessionId === undefined || !holds
+      ? Effect.void
+      : ctx.agent.follow(rrId, sessionId, typeof answer.event_seq === "number" ? answer.event_seq : 0, user)
+  }
+
   /** An agent call about the RR's session; its answer is recorded on the caller's InvestigationSession. */
   const recorded = (rrId: string, ctx: ToolContext, call: Effect.Effect<unknown, ToolError>, takeover = false) =>
-    Effect.tap(Effect.map(call, record), (answer) => records.follow(rrId, ctx, answer, takeover))
+    Effect.tap(Effect.map(call, record), (answer) => Effect.zipRight(records.follow(rrId, ctx, answer, takeover), followHeld(rrId, ctx, answer)))
 
   const agentAction = (action: string, extra: Record<string, unknown> = {}) => (input: { rr_id: string; message?: string | undefined }, ctx: ToolContext) =>
     recorded(input.rr_id, ctx, ctx.agent.call("investigate", {

@@ -3,8 +3,10 @@
  * `svc_select_workflow`, `svc_complete_no_action`) that passes the same contract suite as the real agent
  * (agent-contract.test.ts): one session per RR held by the user who started it (another user's start answers
  * `session_active`, their other actions are refused until they take over), sessions that stay `active` after their
- * analysis answered until completed or cancelled, and live events only while a call is open (sent before its
- * answer, as the real agent does). The acting user is the one the gateway names (`acting_user`). It records every
+ * analysis answered until completed or cancelled, live events of a call sent before its answer, and each session's
+ * event log on `GET /api/v1/incident/session/<id>/stream` (REST SSE, for `restToken` only; `interactive_state` when
+ * the session changes hands, then its end; `event_seq` in answers; `Last-Event-ID` resumes), as the real agent
+ * does. The acting user is the one the gateway names (`acting_user`). It records every
  * call with the headers the gateway sent; `stop()` takes it offline. Test knobs: `slow:<ms>` as a message delays
  * the answer, `flood:<n>` sends n large events during the call, `pollsUntilAnswered` keeps a started analysis
  * `running` for that many `status`/`follow` calls.
@@ -14,7 +16,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
-import { createServer, type Server as HttpServer } from "node:http"
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 
 interface AgentCall {
@@ -25,6 +27,8 @@ interface AgentCall {
 
 export interface FakeAgent {
   readonly url: string
+  /** The one bearer token the REST event stream admits (the gateway's ServiceAccount). */
+  readonly restToken: string
   readonly calls: () => ReadonlyArray<AgentCall>
   readonly clear: () => void
   /** Refuse connections (the gateway sees the agent down) until `start()`. */
@@ -44,13 +48,26 @@ const workflows = [
 
 const actions = new Set(["start", "message", "complete", "cancel", "takeover", "status", "reconnect", "discover_workflows", "start_autonomous", "follow"])
 
+interface LoggedEvent {
+  readonly seq: number
+  readonly type: string
+  readonly data: Record<string, unknown>
+}
+
 interface Session {
   readonly id: string
   holder: string
   status: "active" | "cancelled" | "completed" | "completed_no_action" | "escalated"
   polls: number
   selected: string | undefined
+  readonly log: Array<LoggedEvent>
+  readonly live: Set<(e: LoggedEvent) => void>
 }
+
+const restToken = "fake-agent-rest-token"
+const streamPath = /^\/api\/v1\/incident\/session\/([^/?]+)\/stream$/
+
+const frame = (e: LoggedEvent) => `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify({ type: e.type, timestamp: new Date().toISOString(), ...e.data })}\n\n`
 
 class Refused extends Error {}
 
@@ -65,10 +82,27 @@ export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
       const transports = new Map<string, StreamableHTTPServerTransport>()
       const pollsUntilAnswered = options.pollsUntilAnswered ?? 0
 
+      const byId = new Map<string, Session>()
       const summary = (rr: string) => `RCA for ${rr}: the memory limit is too low`
+      const emit = (s: Session, type: string, data: Record<string, unknown>) => {
+        const e = { seq: s.log.length + 1, type, data }
+        s.log.push(e)
+        s.live.forEach((f) => f(e))
+      }
+      const end = (s: Session, type: "complete" | "cancelled", data: Record<string, unknown>) => {
+        emit(s, type, data)
+        emit(s, "session_ended", { status: s.status === "cancelled" ? "cancelled" : "completed" })
+      }
       const view = (rr: string, s: Session, extra: Record<string, unknown> = {}) => {
         const answered = s.polls >= pollsUntilAnswered
-        return { session_id: s.id, rr_id: rr, status: s.status, holder: s.holder, analysis: answered ? "answered" : "running", ...(answered ? { summary: summary(rr) } : {}), ...extra }
+        return {
+          session_id: s.id, rr_id: rr, status: s.status, holder: s.holder, analysis: answered ? "answered" : "running",
+          ...(answered ? { summary: summary(rr) } : {}), event_seq: s.log.length, ...extra
+        }
+      }
+      const announce = (rr: string, s: Session, extra: Record<string, unknown> = {}) => {
+        const v = view(rr, s)
+        emit(s, "interactive_state", { rr_id: rr, holder: s.holder, status: "active", analysis: v.analysis, ...(v.summary === undefined ? {} : { summary: v.summary }), ...extra })
       }
       const open = (rr: string) => {
         const s = sessions.get(rr)
@@ -82,8 +116,10 @@ export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
         return s
       }
       const fresh = (rr: string, user: string): Session => {
-        const s: Session = { id: randomUUID(), holder: user, status: "active", polls: 0, selected: undefined }
+        const s: Session = { id: randomUUID(), holder: user, status: "active", polls: 0, selected: undefined, log: [], live: new Set() }
         sessions.set(rr, s)
+        byId.set(s.id, s)
+        announce(rr, s)
         return s
       }
 
@@ -98,6 +134,7 @@ export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
           const s = held(rr, user)
           const escalated = typeof args.escalation_reason === "string" && args.escalation_reason.trim() !== ""
           s.status = escalated ? "escalated" : "completed_no_action"
+          end(s, "complete", { result: { investigation_outcome: escalated ? "escalated" : "completed_no_action" } })
           return view(rr, s, { message: escalated ? String(args.escalation_reason) : "investigation completed no action" })
         }
         switch (args.action) {
@@ -109,6 +146,7 @@ export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
           case "takeover": {
             const current = open(rr)
             if (current === undefined) return view(rr, fresh(rr, user), { message: "investigation started" })
+            if (current.holder !== user) announce(rr, current, { previous_holder: current.holder, holder: user })
             current.holder = user
             return view(rr, current, { message: "taken over" })
           }
@@ -134,11 +172,13 @@ export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
             const s = held(rr, user)
             if (s.selected === undefined) throw new Refused("no workflow selected: use discover_workflows and svc_select_workflow before completing")
             s.status = "completed"
+            end(s, "complete", { result: { investigation_outcome: "workflow_selected" } })
             return view(rr, s, { message: "investigation completed" })
           }
           case "cancel": {
             const s = held(rr, user)
             s.status = "cancelled"
+            end(s, "cancelled", { reason: `cancelled by ${user}` })
             return view(rr, s, { message: "investigation cancelled; the lease is released" })
           }
           case "start_autonomous":
@@ -182,11 +222,36 @@ export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
         return server
       }
 
+      /** The REST event stream of one session: history after `Last-Event-ID`, then live, ending with the session. */
+      const serveStream = (id: string, req: IncomingMessage, res: ServerResponse) => {
+        const problem = (status: number, title: string) =>
+          void res.writeHead(status, { "content-type": "application/problem+json" }).end(JSON.stringify({ type: "about:blank", title, status }))
+        if (req.headers.authorization !== `Bearer ${restToken}`) return problem(401, "Unauthorized")
+        const s = byId.get(decodeURIComponent(id))
+        if (s === undefined) return problem(404, "Not Found")
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+        const after = Number(req.headers["last-event-id"] ?? "0")
+        const write = (e: LoggedEvent) => {
+          res.write(frame(e))
+          if (e.type === "session_ended") res.end()
+        }
+        for (const e of s.log) if (e.seq > after) write(e)
+        if (res.writableEnded) return
+        const keepalive = setInterval(() => res.write(": keepalive\n\n"), 15_000)
+        s.live.add(write)
+        res.once("close", () => {
+          clearInterval(keepalive)
+          s.live.delete(write)
+        })
+      }
+
       let http: HttpServer | undefined
       let port = 0
       const start = () =>
         new Promise<void>((resolve) => {
           http = createServer((req, res) => {
+            const stream = req.method === "GET" ? streamPath.exec(req.url ?? "") : null
+            if (stream !== null) return serveStream(stream[1]!, req, res)
             void (async () => {
               const id = req.headers["mcp-session-id"]
               let transport = typeof id === "string" ? transports.get(id) : undefined
@@ -216,6 +281,7 @@ export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
       await start()
       return {
         url: `http://127.0.0.1:${port}`,
+        restToken,
         calls: () => calls,
         clear: () => void calls.splice(0),
         stop,

@@ -71,6 +71,7 @@ export const startGateway = (options: GatewayOptions = {}): Effect.Effect<Gatewa
       severityTriageEnabled: true,
       metricsBackendUrl: Option.some(alerts.url),
       agentUrl: Option.some(agent.url),
+      agentToken: { token: Redacted.make(agent.restToken) },
       ...overrides,
       rateLimit: { ipRequestsPerSec: 10_000, userRequestsPerSec: 10_000, toolCallsPerMinute: 100_000, ...overrides.rateLimit }
     })

@@ -140,7 +140,8 @@ const renderGateway = (spec: PlatformSpec, ctx: RenderContext): Record<string, u
       allowInsecureIssuers: ctx.allowInsecureIssuers ?? af.auth.allowInsecureIssuers
     }),
     rbac: { sarCacheTTL: af.rbac.sarCacheTTL },
-    agent: { url: urlOf("agent", ctx), toolPrefix: prefix },
+    // The token opens the agent's investigation event streams (the gateway's ServiceAccount holds `agent-client`).
+    agent: { url: urlOf("agent", ctx), toolPrefix: prefix, tokenFile: ctx.files?.serviceTokenFile ?? paths.serviceAccountToken },
     storage: storageClient(ctx),
     ...(af.externalURL === undefined ? {} : { a2a: { publicUrl: af.externalURL } }),
     // The A2A loop's model: the agent's main LLM, without the per-phase overrides of investigations.

@@ -140,11 +140,13 @@ export const localPlatform = Effect.gen(function* () {
     Effect.gen(function* () {
       const identity = identities[name]
       const rendered = configs[name]
-      // Each service presents its own ServiceAccount's token (to storage, and the gateway to the metrics backend).
+      // Each service presents its own ServiceAccount's token (to storage, and the gateway to the metrics backend and agent).
       const config = {
         ...rendered,
         storage: { ...(rendered["storage"] as object), tokenFile: identity.tokenFile },
         ...(rendered["metricsBackend"] === undefined ? {} : { metricsBackend: { ...(rendered["metricsBackend"] as object), tokenFile: identity.tokenFile } }),
+        // The gateway opens the agent's investigation event streams with it.
+        ...(name === "gateway" ? { agent: { ...(rendered["agent"] as object), tokenFile: identity.tokenFile } } : {}),
         // The export signing key outlives restarts (storage creates it on first start), so old exports still verify.
         ...(name === "storage" ? { export: { ...(rendered["export"] as object), signingKeyFile: Path.join(dir, "export-signing-key.pem") } } : {})
       }
