@@ -2,7 +2,7 @@ import { defineWorkspace } from "vitest/config"
 
 // One project per package so `vitest run --project storage` narrows a run.
 export default defineWorkspace(
-  ["core", "storage", "agent", "gateway", "operator", "signals"].map((name) => ({
+  ["core", "storage", "agent", "gateway", "operator", "signals", "console"].map((name) => ({
     test: {
       name,
       root: `packages/${name}`,

@@ -1,12 +1,14 @@
 /**
  * Dev OIDC issuer on loopback: discovery, a JWKS with an RS256 and an ES256 key (rotated on demand), token minting
- * for the personas and arbitrary claims, bad-token helpers, and `POST /dev/token` for people and other languages.
+ * for the personas and arbitrary claims, bad-token helpers, `POST /dev/token` for people and other languages, and
+ * the authorization-code flow with PKCE and a persona-picking login page (for the console).
  * Token times come from Effect's Clock, so a test under TestClock mints tokens that agree with its verifier.
  */
 import { Context, Effect, Layer, Runtime } from "effect"
 import { defaultAudience } from "../Auth/Config.ts"
 import type { DevIdentity } from "../Personas.ts"
 import { makeBadTokens } from "./issuer/BadTokens.ts"
+import { makeCodeFlow } from "./issuer/CodeFlow.ts"
 import type { BadTokens } from "./issuer/BadTokens.ts"
 import { handler } from "./issuer/Http.ts"
 import type { JwksFault } from "./issuer/Http.ts"
@@ -30,6 +32,8 @@ export interface DevIssuerOptions {
   readonly audience?: string
   /** Lifetime of minted tokens in seconds; default 3600. */
   readonly lifetimeSeconds?: number
+  /** OAuth clients of the code flow (id -> secret); unset accepts any client. */
+  readonly clients?: Readonly<Record<string, string>>
 }
 
 export interface RequestCounts {
@@ -77,7 +81,15 @@ export const make = (options: DevIssuerOptions = {}) =>
       mint: (claims, alg) => Runtime.runPromise(runtime)(token(claims, { alg })),
       count: (what) => {
         counts[what]++
-      }
+      },
+      codeFlow: makeCodeFlow({
+        issuer: () => issuer,
+        access: (identity) => Runtime.runPromise(runtime)(token(personaClaims(identity))),
+        idToken: (identity, clientId, nonce) =>
+          Runtime.runPromise(runtime)(token({ ...personaClaims(identity), aud: clientId, ...(nonce === undefined ? {} : { nonce }) })),
+        lifetimeSeconds: options.lifetimeSeconds ?? 3600,
+        clients: options.clients
+      })
     }), options)
     issuer = listening.url
 

@@ -27,6 +27,19 @@ export const rrView = (rr: KubeObject) => {
   }
 }
 
+/** A list row: the summary plus what a console's list shows (severity, age, outcome, block). */
+const rrListItem = (rr: KubeObject) => {
+  const status = statusOf(rr)
+  return compact({
+    ...rrView(rr),
+    severity: str(specOf(rr).severity),
+    created_at: rr.metadata.creationTimestamp,
+    outcome: str(status.outcome),
+    block_reason: str(status.blockReason),
+    blocked_until: str(status.blockedUntil)
+  })
+}
+
 const rrDetail = (rr: KubeObject) => {
   const spec = specOf(rr)
   const status = statusOf(rr)
@@ -100,7 +113,7 @@ export const remediationTools = Effect.gen(function* () {
           const requested = (input.phase ?? "").trim().toLowerCase()
           const wanted = requested === "executing" ? "running" : requested
           const remediations = list.items
-            .map(rrView)
+            .map(rrListItem)
             .filter((r) =>
               (wanted === "" || r.phase.toLowerCase() === wanted) &&
               (input.kind === undefined || r.kind.toLowerCase() === input.kind.toLowerCase()) &&

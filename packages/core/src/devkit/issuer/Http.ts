@@ -1,7 +1,9 @@
 /**
- * The dev issuer's HTTP surface: OIDC discovery, the JWKS (with injectable faults) and `POST /dev/token`.
+ * The dev issuer's HTTP surface: OIDC discovery, the JWKS (with injectable faults), `POST /dev/token` and the
+ * authorization-code flow (`/authorize`, `/token`, `/logout`, in `CodeFlow.ts`).
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
+import type { CodeFlow } from "./CodeFlow.ts"
 
 export type JwksFault = "none" | "error" | "garbage" | "hang"
 
@@ -11,6 +13,7 @@ export interface Routes {
   readonly fault: () => JwksFault
   readonly mint: (claims: Record<string, unknown>, alg: "RS256" | "ES256") => Promise<string>
   readonly count: (what: "discovery" | "jwks" | "token") => void
+  readonly codeFlow: CodeFlow
 }
 
 const maxBody = 64 * 1024
@@ -50,8 +53,14 @@ export const handler = (routes: Routes) => (req: IncomingMessage, res: ServerRes
     return send(res, 200, {
       issuer,
       jwks_uri: `${issuer}/jwks`,
-      token_endpoint: `${issuer}/dev/token`,
-      response_types_supported: ["token"],
+      authorization_endpoint: `${issuer}/authorize`,
+      token_endpoint: `${issuer}/token`,
+      end_session_endpoint: `${issuer}/logout`,
+      response_types_supported: ["code"],
+      grant_types_supported: ["authorization_code", "refresh_token"],
+      code_challenge_methods_supported: ["S256"],
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      scopes_supported: ["openid", "profile", "offline_access"],
       subject_types_supported: ["public"],
       id_token_signing_alg_values_supported: ["RS256", "ES256"]
     })
@@ -87,6 +96,17 @@ export const handler = (routes: Routes) => (req: IncomingMessage, res: ServerRes
         (token) => send(res, 200, { token }),
         () => send(res, 500, { error: "minting failed" })
       )
+    })
+    return
+  }
+  if (req.method === "GET" && url.pathname === "/authorize") return void routes.codeFlow.authorizePage(res, url)
+  if (req.method === "GET" && url.pathname === "/logout") return void routes.codeFlow.logout(res, url)
+  if (req.method === "POST" && (url.pathname === "/authorize" || url.pathname === "/token")) {
+    void readBody(req).then((text) => {
+      if (text === undefined) return send(res, 413, { error: "body too large" })
+      const form = new URLSearchParams(text)
+      if (url.pathname === "/authorize") return routes.codeFlow.authorizeSubmit(res, form)
+      return Promise.resolve(routes.codeFlow.token(req, res, form)).catch(() => send(res, 500, { error: "minting failed" }))
     })
     return
   }

@@ -1,0 +1,88 @@
+/**
+ * The shell: the access gate first (one `GET /a2a/access`; nothing else is shown until it says allowed), then the
+ * masthead with the signed-in user and the views: remediations, approvals, investigation, audit trail, alerts.
+ */
+import {
+  Alert, Button, EmptyState, EmptyStateBody, Masthead, MastheadBrand, MastheadContent, MastheadMain, Nav, NavItem, NavList, Page,
+  PageSection, PageSidebar, PageSidebarBody, Spinner, Toolbar, ToolbarContent, ToolbarItem
+} from "@patternfly/react-core"
+import { useEffect, useState } from "react"
+import { type Access, checkAccess, me, type Me, signOut } from "./api.ts"
+import { Alerts } from "./Alerts.tsx"
+import { Approvals } from "./Approvals.tsx"
+import { AuditTrail } from "./AuditTrail.tsx"
+import { Investigation } from "./Investigation.tsx"
+import { RemediationDetail } from "./RemediationDetail.tsx"
+import { Remediations } from "./Remediations.tsx"
+import { navigate, usePath } from "./router.ts"
+
+const views = [
+  { path: "/remediations", label: "Remediations" },
+  { path: "/approvals", label: "Approvals" },
+  { path: "/investigate", label: "Investigation" },
+  { path: "/audit", label: "Audit trail" },
+  { path: "/alerts", label: "Alerts" }
+] as const
+
+const Gate = ({ access }: { access: Access | "checking" }) => (
+  <PageSection>
+    {access === "checking" ? <Spinner aria-label="Checking console access" /> : (
+      <EmptyState titleText={access === "denied" ? "Access denied" : "Unable to verify access"} headingLevel="h1" status="danger">
+        <EmptyStateBody>
+          {access === "denied"
+            ? "Your account is signed in but none of its groups may use the Kubemend console. Ask a platform administrator for console access."
+            : "The console could not confirm that you may use it, so it shows nothing. Reload the page to try again."}
+        </EmptyStateBody>
+      </EmptyState>
+    )}
+  </PageSection>
+)
+
+const View = ({ path }: { path: string }) => {
+  const detail = /^\/remediations\/([^/]+)$/.exec(path)
+  if (detail !== null) return <RemediationDetail id={decodeURIComponent(detail[1]!)} />
+  if (path.startsWith("/approvals")) return <Approvals />
+  if (path.startsWith("/investigate")) return <Investigation />
+  if (path.startsWith("/audit")) return <AuditTrail />
+  if (path.startsWith("/alerts")) return <Alerts />
+  return <Remediations />
+}
+
+export const App = () => {
+  const path = usePath()
+  const [access, setAccess] = useState<Access | "checking">("checking")
+  const [user, setUser] = useState<Me | undefined>()
+  const [error, setError] = useState<string | undefined>()
+  useEffect(() => {
+    void checkAccess().then(setAccess)
+    me().then(setUser, (e: unknown) => setError(e instanceof Error ? e.message : String(e)))
+  }, [])
+
+  const masthead = (
+    <Masthead>
+      <MastheadMain><MastheadBrand><strong>Kubemend</strong></MastheadBrand></MastheadMain>
+      <MastheadContent>
+        <Toolbar isFullHeight><ToolbarContent>
+          <ToolbarItem align={{ default: "alignEnd" }}>{user?.user ?? ""}</ToolbarItem>
+          <ToolbarItem><Button variant="secondary" onClick={() => void signOut()}>Sign out</Button></ToolbarItem>
+        </ToolbarContent></Toolbar>
+      </MastheadContent>
+    </Masthead>
+  )
+  const sidebar = access !== "allowed" ? undefined : (
+    <PageSidebar><PageSidebarBody>
+      <Nav aria-label="Console views"><NavList>
+        {views.map((v) => (
+          <NavItem key={v.path} isActive={path.startsWith(v.path) || (path === "/" && v.path === "/remediations")}
+            to={v.path} onClick={(e) => { e.preventDefault(); navigate(v.path) }}>{v.label}</NavItem>
+        ))}
+      </NavList></Nav>
+    </PageSidebarBody></PageSidebar>
+  )
+  return (
+    <Page masthead={masthead} sidebar={sidebar} isManagedSidebar>
+      {error !== undefined && <PageSection><Alert variant="danger" isInline title="Could not read who is signed in">{error}</Alert></PageSection>}
+      {access === "allowed" ? <View path={path} /> : <Gate access={access} />}
+    </Page>
+  )
+}
