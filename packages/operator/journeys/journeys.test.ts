@@ -6,12 +6,14 @@
  * - a second user refused while the first investigates a target (`session_active`), then admitted on the same
  *   target once the first completed; meanwhile a `svc_watch` carrying a progressToken follows that remediation for
  *   more than the client's 60 s request timeout (kept alive by progress) across its real phase changes;
- * - a takeover (`svc_investigate` with `join_mode: "takeover"`): the previous holder's next message is refused.
+ * - a takeover (`svc_investigate` with `join_mode: "takeover"`): the previous holder is told on their MCP session
+ *   after their own `svc_investigate` returned (an investigation event the gateway follows between calls), and
+ *   their next message is refused.
  * The long watch starts first and is settled last, so it overlaps the other journeys instead of adding its minute.
  */
 import { type Client as A2aClient, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
 import { Role, type StreamResponse } from "@a2a-js/sdk"
-import type { Progress } from "@modelcontextprotocol/sdk/types.js"
+import { LoggingMessageNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { randomBytes, randomUUID } from "node:crypto"
 import * as Yaml from "yaml"
@@ -266,13 +268,19 @@ describe("journeys on the local platform", () => {
     await call(sre, "svc_cancel", { rr_id: rr })
   })
 
-  it("takeover: a second user takes the session over; the first one's next message is refused", { timeout: 90_000 }, async () => {
+  it("takeover: a second user takes the session over; the first one is told after their call returned, and their next message is refused", { timeout: 90_000 }, async () => {
     const sre = await platform.connect("sre")
     const aio = await platform.connect("ai-orchestrator")
+    const events: Array<Record<string, unknown>> = []
+    sre.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void events.push(n.params.data as Record<string, unknown>))
     const started = await call(sre, "svc_investigate", { api_version: "apps/v1", namespace: demoNamespace, kind: "Deployment", name: "shipping" })
     const rr = started.rr_id as string
     const taken = await call(aio, "svc_investigate", { rr_id: rr, join_mode: "takeover" })
     expect(taken).toMatchObject({ status: "active", holder: "ai-orchestrator-user" })
+    // Emitted by the agent after the first user's svc_investigate returned; it reaches them through the gateway.
+    const told = await eventually(async () => events.find((e) => e.holder === "ai-orchestrator-user"), (e) => e !== undefined, "the takeover event")
+    expect(told).toMatchObject({ event: "interactive_state", rr_id: rr, previous_holder: "sre-user" })
+    expect(told!.seq).toBeGreaterThan(started.event_seq)
     const lost = await raw(sre, "svc_message", { rr_id: rr, message: "still mine?" })
     expect(lost.isError).toBe(true)
     expect(lost.text).toContain("ai-orchestrator-user holds this session")
