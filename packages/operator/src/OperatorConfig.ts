@@ -3,7 +3,8 @@
  * (e.g. `OPERATOR_WATCH_NAMESPACE`, `OPERATOR_WORKERS`); durations are Go strings (`30s`, `5m`).
  */
 import { duration, intInRange } from "@kubemend/core/Config"
-import { Config, Context, Duration, Effect, Layer, Option } from "effect"
+import * as Election from "@kubemend/core/LeaderElection"
+import { Config, ConfigError, Context, Duration, Effect, Either, Layer, Option } from "effect"
 
 export interface OperatorSettings {
   /** Namespace whose platform CRs are reconciled; none: every namespace (one CR per namespace). */
@@ -39,6 +40,19 @@ export interface OperatorSettings {
    * agent with its token, so each platform binds it to `storage-client` and `agent-client`.
    */
   readonly serviceAccount: { readonly namespace: string; readonly name: string }
+  /**
+   * Leader election of the operator's controllers (client-go semantics, see core LeaderElection): a Lease in
+   * `namespace` (default the operator's namespace); `identity` is the pod name (the manifest sets it from the
+   * Downward API), else `<host>_<pid>`.
+   */
+  readonly leaderElection: {
+    readonly leaseName: string
+    readonly namespace: Option.Option<string>
+    readonly identity: Option.Option<string>
+    readonly leaseDuration: Duration.Duration
+    readonly renewDeadline: Duration.Duration
+    readonly retryPeriod: Duration.Duration
+  }
 }
 
 export class OperatorConfig extends Context.Tag("@kubemend/operator/OperatorConfig")<OperatorConfig, OperatorSettings>() {
@@ -57,7 +71,13 @@ export class OperatorConfig extends Context.Tag("@kubemend/operator/OperatorConf
     errorRequeue: Duration.seconds(30),
     watchTimeout: Duration.minutes(5),
     watchBackoffMax: Duration.seconds(30),
-    serviceAccount: { namespace: "kubemend-operator", name: "kubemend-operator" }
+    serviceAccount: { namespace: "kubemend-operator", name: "kubemend-operator" },
+    leaderElection: {
+      leaseName: "kubemend-operator",
+      namespace: Option.none(),
+      identity: Option.none(),
+      ...Election.defaults
+    }
   }
 
   /** For tests and in-process use: defaults with overrides. */
@@ -88,7 +108,31 @@ const settingsConfig: Config.Config<OperatorSettings> = Config.all({
   serviceAccount: Config.all({
     namespace: Config.string("namespace").pipe(Config.withDefault(d.serviceAccount.namespace)),
     name: Config.string("name").pipe(Config.withDefault(d.serviceAccount.name))
-  }).pipe(Config.nested("serviceAccount"))
+  }).pipe(Config.nested("serviceAccount")),
+  leaderElection: Config.all({
+    leaseName: Config.string("leaseName").pipe(Config.withDefault(d.leaderElection.leaseName)),
+    namespace: Config.option(Config.string("namespace")).pipe(Config.map(Option.filter((s) => s !== ""))),
+    identity: Config.option(Config.string("identity")).pipe(Config.map(Option.filter((s) => s !== ""))),
+    leaseDuration: dur("leaseDuration", d.leaderElection.leaseDuration),
+    renewDeadline: dur("renewDeadline", d.leaderElection.renewDeadline),
+    retryPeriod: dur("retryPeriod", d.leaderElection.retryPeriod)
+  }).pipe(
+    Config.mapOrFail((le) =>
+      Option.match(Election.validate({ ...le, identity: "" }), {
+        onNone: () => Either.right(le),
+        onSome: (problem) => Either.left(ConfigError.InvalidData([], problem))
+      })),
+    Config.nested("leaderElection")
+  )
+})
+
+/** The election settings this process runs with (identity resolved). */
+export const electionSettings = (config: OperatorSettings): Election.LeaderElectionSettings => ({
+  leaseName: config.leaderElection.leaseName,
+  identity: Election.defaultIdentity(config.leaderElection.identity),
+  leaseDuration: config.leaderElection.leaseDuration,
+  renewDeadline: config.leaderElection.renewDeadline,
+  retryPeriod: config.leaderElection.retryPeriod
 })
 
 /** `kubeconfig`: a file path, or absent for in-cluster / `KUBECONFIG`. */

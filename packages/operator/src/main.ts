@@ -1,7 +1,9 @@
 /** The operator: reconciles platform CRs and drives the remediation lifecycle; health 8081, metrics 9090, JSON logs. */
 import { runService } from "@kubemend/core/Main"
 import { Layer } from "effect"
+import { LeadershipLive } from "./Leadership.ts"
 import { LifecycleOperatorLive } from "./Lifecycle/index.ts"
 import { OperatorLive } from "./Operator.ts"
 
-runService("operator", Layer.mergeAll(OperatorLive, LifecycleOperatorLive))
+// Every controller in the process runs only while it holds the operator's lease.
+runService("operator", Layer.mergeAll(OperatorLive, LifecycleOperatorLive).pipe(Layer.provide(LeadershipLive)))

@@ -9,6 +9,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as YAML from "yaml"
+import { LeadershipLive } from "../src/Leadership.ts"
 import { LifecycleConfig, LifecycleOperatorLive, LifecycleRbac } from "../src/Lifecycle/index.ts"
 import { apiGroup, namespace } from "./Harness.ts"
 import { fakeAgentToken, startFakeAgent, workflowResult } from "./lifecycleAgent.ts"
@@ -31,7 +32,7 @@ const operatorConfigFile = () => YAML.parse(operatorObjects().find((o) => o.kind
 const deployedCrds = () => Fs.readdirSync(crdDir).filter((f) => f.endsWith(".yaml")).map((f) => YAML.parse(Fs.readFileSync(Path.join(crdDir, f), "utf8")))
 
 /** Kubernetes serves these groups itself (and Tekton, when used, installs its own CRDs); every other group needs ours. */
-const builtInGroups = new Set(["", "apps", "batch", "autoscaling", "policy", "tekton.dev"])
+const builtInGroups = new Set(["", "apps", "batch", "autoscaling", "policy", "coordination.k8s.io", "tekton.dev"])
 const required = LifecycleRbac.filter((row) => row.localOnly === undefined)
 const calls = (rows: typeof LifecycleRbac) => rows.flatMap((row) => row.verbs.map((verb) => ({ group: row.group, resource: row.resource, verb })))
 /** Resources the platform reconciler also uses: the operator's role grants them more than the lifecycle needs. */
@@ -134,6 +135,7 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       }
       yield* Logger.withMinimumLogLevel(
         Layer.build(LifecycleOperatorLive.pipe(
+          Layer.provide(LeadershipLive),
           Layer.provide(NodeContext.layer),
           Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson(config)))
         )),
@@ -210,7 +212,9 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
         // Policy ConfigMaps: this run has no platform CR naming them (test/policySync.test.ts reads them).
         "configmaps",
         // Workflow execution needs the catalog too: test/executionJob.test.ts runs Jobs and reads failed runs' logs.
-        "pods/log", "pipelineruns"])
+        "pods/log", "pipelineruns",
+        // The lease is released (deleted) when the process stops, after this check: test/Leadership.test.ts shows it.
+        "leases"])
       expect(calls(required).filter((c) => !targets.has(c.resource)).map(callKey).filter((c) => !made.has(c))).toEqual([])
       expect(made.has("get apps/deployments")).toBe(true)
       expect(made.has("list /pods")).toBe(true)

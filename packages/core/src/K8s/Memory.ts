@@ -64,6 +64,8 @@ export interface K8sMemoryControl {
   readonly objects: (apiVersion: string, kind: string) => Effect.Effect<ReadonlyArray<KubeObject>>
   /** Answer the next `count` matching requests with an error status (429 may carry `retryAfter`). */
   readonly failNext: (count: number, fault: FaultOptions) => Effect.Effect<void>
+  /** Drop every pending fault and delay (the outage ends). */
+  readonly clearFaults: Effect.Effect<void>
   /** Delay the next `count` matching requests. */
   readonly delayNext: (count: number, delay: Duration.DurationInput, match?: FaultMatch) => Effect.Effect<void>
   /** End every open watch, as a server closing the connections would. */
@@ -242,6 +244,7 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
       getCr: (plural, name) => Effect.sync(() => Option.fromNullable(store.get(crResource(plural), namespace, name))),
       objects: (apiVersion, kind) => Effect.sync(() => ops.objectsOf(apiVersion, kind)),
       failNext: (count, fault) => Effect.sync(() => store.failNext(count, fault)),
+      clearFaults: Effect.sync(() => store.clearFaults()),
       delayNext: (count, delay, match) => Effect.sync(() => store.delayNext(count, delay, match)),
       closeWatches: Effect.asVoid(PubSub.publish(hub, { _tag: "close" })),
       openWatches: Effect.sync(() => store.openWatches),

@@ -97,6 +97,12 @@ export class MemoryStore {
     this.failures.push({ match, remaining: count, value: failure })
   }
 
+  /** Drops every pending fault (an outage that ends). */
+  clearFaults(): void {
+    this.failures.length = 0
+    this.delays.length = 0
+  }
+
   delayNext(count: number, delay: Duration.DurationInput, match: FaultMatch = {}): void {
     this.delays.push({ match, remaining: count, value: Duration.decode(delay) })
   }

@@ -1,6 +1,6 @@
 /** K8s contract: generic reads (redaction, REST mapping), events, leases, SubjectAccessReview, TokenReview. */
 import { expect, it } from "@effect/vitest"
-import { Duration, Effect, Option, TestClock } from "effect"
+import { Duration, Effect, Fiber, Option, TestClock } from "effect"
 import { K8s } from "../../src/K8s.ts"
 import { redactedValue } from "../../src/K8s/Redact.ts"
 import { event, names, type Using } from "./ContractKit.ts"
@@ -129,6 +129,26 @@ export const clusterCases = (using: Using) => {
       expect(yield* k8s.listLeases("svc-interactive-")).toEqual([])
       expect((yield* Effect.flip(k8s.renewLease(lease, "carol")))._tag).toBe("K8sNotFound")
       expect((yield* k8s.acquireLease(lease, "erin", ttl)).holder).toBe("erin")
+    })))
+
+  it.effect("leases: contenders for one expired lease race on resourceVersion and exactly one wins", () =>
+    env(Effect.gen(function* () {
+      const k8s = yield* K8s
+      const lease = "svc-race-1"
+      const ttl = Duration.seconds(10)
+      yield* k8s.acquireLease(lease, "old", ttl)
+      yield* TestClock.adjust("11 seconds")
+      // A loser of a 409 reads again after the conflict backoff (Clock): let TestClock run it.
+      const race = yield* Effect.fork(
+        Effect.forEach(["a", "b", "c", "d"], (who) => Effect.either(k8s.acquireLease(lease, who, ttl)), { concurrency: "unbounded" })
+      )
+      for (let i = 0; i < 20; i++) yield* TestClock.adjust("100 millis")
+      const results = yield* Fiber.join(race)
+      const winners = results.filter((r) => r._tag === "Right").map((r) => r.right.holder)
+      expect(winners.length).toBe(1)
+      const losers = results.filter((r) => r._tag === "Left").map((r) => r.left)
+      expect(losers.every((e) => e._tag === "K8sLeaseHeld" && e.holder === winners[0])).toBe(true)
+      yield* k8s.releaseLease(lease, winners[0]!)
     })))
 
   it.live("SubjectAccessReview", () =>

@@ -4,6 +4,7 @@
  * ActionType enqueues the workflows of that namespace that are not registered yet, so a file that declares the
  * workflow before its action type settles without waiting for the retry.
  */
+import { whenLeading } from "@kubemend/core/LeaderElection"
 import { ActionTypeKind, RemediationWorkflowKind } from "@kubemend/core/domain/CatalogResources"
 import { CrVersion } from "@kubemend/core/domain/Meta"
 import { runInformer, specOrDeletionChanged } from "@kubemend/core/K8s/Informer"
@@ -63,7 +64,7 @@ export const runCatalogControllers = Effect.gen(function* () {
 })
 
 /** The catalog controller for the layer's scope, in the lifecycle controllers' namespace. */
-export const CatalogControllerLive = Layer.scopedDiscard(runCatalogControllers).pipe(
+export const CatalogControllerLive = Layer.scopedDiscard(whenLeading(runCatalogControllers)).pipe(
   Layer.provide(Layer.mergeAll(WorkflowReconciler.Default, ActionTypeReconciler.Default)),
   Layer.provideMerge(CatalogSettings.fromLifecycle)
 )

@@ -4,6 +4,7 @@
  * wakes its execution; the Job carries the execution's name). PipelineRuns and AWX jobs are polled through
  * `requeueAfter` (`workflowExecution.pollInterval`).
  */
+import { whenLeading } from "@kubemend/core/LeaderElection"
 import { K8s } from "@kubemend/core/K8s"
 import { runInformer } from "@kubemend/core/K8s/Informer"
 import { Effect, Layer, Schedule, Stream } from "effect"
@@ -68,7 +69,7 @@ export const runExecutionController = Effect.gen(function* () {
 })
 
 /** The controller for the layer's scope; needs K8s, Cluster, Storage, ExecutionConfig, the lifecycle config and audit. */
-export const ExecutionControllerLive = Layer.scopedDiscard(runExecutionController).pipe(
+export const ExecutionControllerLive = Layer.scopedDiscard(whenLeading(runExecutionController)).pipe(
   Layer.provide(ExecutionReconciler.Default),
   Layer.provideMerge(Layer.mergeAll(Engines.Default, ExecutionMetrics.Default, PlatformSettings.Default))
 )

@@ -11,7 +11,7 @@
 import type { CrPlural } from "@kubemend/core/K8s"
 import { DefaultApiGroup } from "@kubemend/core/domain/Meta"
 
-export type Verb = "get" | "list" | "watch" | "create" | "patch" | "delete"
+export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete"
 
 export interface LifecycleAccess {
   /** API group (`""` is the core group). */
@@ -74,6 +74,7 @@ export const lifecycleRbac = (apiGroup: string = DefaultApiGroup): ReadonlyArray
       { group: apiGroup, resource: plural, verbs: ["get", "list", "watch", "patch"], why: "catalog: watched into the storage catalog; patch adds and removes its finalizer" },
       { group: apiGroup, resource: `${plural}/status`, verbs: ["patch"], why: "catalog: workflow id, content hash, catalog status and the Registered condition" }
     ]),
+    { group: "coordination.k8s.io", resource: "leases", verbs: ["get", "create", "update", "delete"], why: "leader election: the operator's Lease (acquire, renew, release on shutdown)" },
     { group: "", resource: "namespaces", verbs: ["get"], why: "routing: the target namespace's managed label (UnmanagedResource); signal processing: its labels" },
     { group: "", resource: "nodes", verbs: ["get"], why: "effectiveness monitor: a Node target's Ready condition (health component)" },
     ...managedTargetResources.flatMap(({ group, resources }) =>

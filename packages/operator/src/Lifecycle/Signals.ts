@@ -5,6 +5,7 @@
  * fingerprint: `DuplicateInProgress`) and one target outside the managed namespace (`UnmanagedResource`). Each signal is
  * audited as `gateway.signal.received`, the event storage starts an RR's reconstruction from.
  */
+import { whenLeading } from "@kubemend/core/LeaderElection"
 import { K8s } from "@kubemend/core/K8s"
 import { Effect, Layer, Schedule } from "effect"
 import { createHash } from "node:crypto"
@@ -121,6 +122,6 @@ export const runSignals = Effect.gen(function* () {
 export const SignalsLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const config = yield* LifecycleConfig
-    if (config.signals.enabled) yield* Effect.forkScoped(runSignals)
+    if (config.signals.enabled) yield* whenLeading(Effect.asVoid(Effect.forkScoped(runSignals)))
   })
 )

@@ -10,6 +10,7 @@
  *   (`LifecycleAudit.layerConfig`), else to the log.
  * - `layerInProcess(options)`: against a given kubeconfig (the dev API server), for the local platform and tests.
  */
+import { whenLeading } from "@kubemend/core/LeaderElection"
 import { FileSystem } from "@effect/platform"
 import { Metrics } from "@kubemend/core/Metrics"
 import type { K8s } from "@kubemend/core/K8s"
@@ -62,7 +63,7 @@ const ControllersLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const config = yield* LifecycleConfig
     if (!config.enabled) return yield* Effect.logInfo("lifecycle controllers disabled (lifecycle.enabled=false)")
-    yield* runLifecycleControllers
+    yield* whenLeading(runLifecycleControllers)
   })
 )
 

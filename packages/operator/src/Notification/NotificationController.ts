@@ -3,6 +3,7 @@
  * machinery (watch + resync, work queue, `requeueAfter` for the next attempt). Storage, when present, receives the
  * delivery records.
  */
+import { whenLeading } from "@kubemend/core/LeaderElection"
 import { Effect, Layer, Option } from "effect"
 import { keyOf } from "../Controller.ts"
 import { runController } from "../Lifecycle/Controllers.ts"
@@ -24,6 +25,6 @@ export const runNotificationController = Effect.gen(function* () {
 })
 
 /** For the layer's scope; needs K8s, Cluster, Metrics, ControllerMetrics, LifecycleConfig and NotificationConfig (Storage optional). */
-export const NotificationControllerLive = Layer.scopedDiscard(runNotificationController).pipe(
+export const NotificationControllerLive = Layer.scopedDiscard(whenLeading(runNotificationController)).pipe(
   Layer.provide(NotificationReconciler.Default.pipe(Layer.provideMerge(Breakers.Default), Layer.provideMerge(NotificationMetrics.Default)))
 )

@@ -1,11 +1,13 @@
 /**
  * The platform controller: an informer on the platform CRs (every namespace, or the configured one) feeding the
- * work queue, and the workers running `PlatformReconciler.reconcile`. Runs for the layer's scope. Readiness (when a
- * `Readiness` service is present) waits for the informer's first list.
+ * work queue, and the workers running `PlatformReconciler.reconcile`. Runs for the layer's scope while this process
+ * leads (`LeaderElection`, when present). Readiness (when a `Readiness` service is present) waits for the leader's
+ * first list; a standby is ready.
  */
 import { CrVersion } from "@kubemend/core/domain/Meta"
 import { PlatformKind } from "@kubemend/core/domain/Platform/index"
 import { runInformer, specOrDeletionChanged } from "@kubemend/core/K8s/Informer"
+import { LeaderElection, whenLeading } from "@kubemend/core/LeaderElection"
 import { Readiness } from "@kubemend/core/Servers"
 import { Deferred, Effect, Layer, Option } from "effect"
 import { Cluster, collectionSource } from "../Cluster.ts"
@@ -20,6 +22,24 @@ export const controllerName = "kubemend"
 
 export const PlatformControllerLive = Layer.scopedDiscard(
   Effect.gen(function* () {
+    const synced = yield* Deferred.make<void>()
+    const readiness = yield* Effect.serviceOption(Readiness)
+    const election = yield* Effect.serviceOption(LeaderElection)
+    // A standby runs no informer: it is ready while it does not lead.
+    const leading = Option.match(election, { onNone: () => Effect.succeed(true), onSome: (e) => e.isLeader })
+    if (Option.isSome(readiness)) {
+      yield* readiness.value.register(
+        "informer",
+        Effect.zipWith(leading, Deferred.isDone(synced), (lead, done) => !lead || done).pipe(
+          Effect.filterOrFail((ready) => ready, () => "platform CRs not listed yet"))
+      )
+    }
+    yield* whenLeading(runPlatformController(synced))
+  })
+)
+
+const runPlatformController = (synced: Deferred.Deferred<void>) =>
+  Effect.gen(function* () {
     const cluster = yield* Cluster
     const config = yield* OperatorConfig
     const reconciler = yield* PlatformReconciler
@@ -31,14 +51,6 @@ export const PlatformControllerLive = Layer.scopedDiscard(
       backoffMax: config.backoffMax,
       observer: metrics.observer
     })
-    const synced = yield* Deferred.make<void>()
-    const readiness = yield* Effect.serviceOption(Readiness)
-    if (Option.isSome(readiness)) {
-      yield* readiness.value.register(
-        "informer",
-        Deferred.isDone(synced).pipe(Effect.filterOrFail((done) => done, () => "platform CRs not listed yet"))
-      )
-    }
     yield* Effect.forkScoped(runInformer({
       source: collectionSource(cluster, {
         apiVersion: `${config.apiGroup}/${CrVersion}`,
@@ -54,4 +66,3 @@ export const PlatformControllerLive = Layer.scopedDiscard(
     yield* Effect.logInfo("platform controller started").pipe(
       Effect.annotateLogs({ controller: controllerName, workers: config.workers }))
   })
-)

@@ -19,6 +19,7 @@ import { notificationInbox } from "./NotificationInbox.ts"
 import { layerInProcess } from "../Operator.ts"
 import { renderServiceConfigs } from "../Platform/RenderConfig.ts"
 import { runLocalKubelet } from "./Kubelet.ts"
+import { localElection } from "./Leadership.ts"
 import { seedCluster, serviceIdentity } from "./Cluster.ts"
 import { demoNamespace, imageWorkingSets, workflowDocuments, workflowNamespace } from "./Demo.ts"
 import { localScripts } from "./Investigations.ts"
@@ -179,7 +180,9 @@ export const localPlatform = Effect.gen(function* () {
     alerts,
     staticAlerts: demoAlerts().filter((a) => a.labels["namespace"] !== demoNamespace)
   })
+  const election = yield* localElection(kube.kubeConfig(), apiGroup)
   yield* Layer.build(layerInProcess({ kubeconfig: kube.kubeConfig(), apiGroup, serviceAccount: { namespace, name: "kubemend-operator" } }))
+    .pipe(Effect.provide(election))
   yield* awaitRbac(kube)
 
   yield* start("storage")
@@ -207,7 +210,7 @@ export const localPlatform = Effect.gen(function* () {
       signals: { enabled: false, namespace: demoNamespace },
       audit: LifecycleAudit.layerStorage({ baseUrl: url(ports.storage.port), token: operatorToken })
     })
-  )
+  ).pipe(Effect.provide(election))
   yield* runSignalGenerator({
     signalsUrl: url(ports.signals.port),
     token: alertmanagerToken,
