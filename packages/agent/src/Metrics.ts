@@ -3,7 +3,11 @@
  * main, so `/metrics` renders them).
  */
 import { Effect } from "effect"
+import type { BreakerState } from "@kubemend/core/CircuitBreaker"
 import { Metrics } from "@kubemend/core/Metrics"
+
+/** The agent's breaker gauges: 0 closed, 1 half-open, 2 open. */
+export const breakerGauge: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 }
 
 export class AgentMetrics extends Effect.Service<AgentMetrics>()("@kubemend/agent/AgentMetrics", {
   effect: Effect.map(Metrics, (m) => ({

@@ -4,6 +4,7 @@
  * through a circuit breaker (`aiagent_api_ds_circuit_breaker_state`); a missing workflow is an answer, not a
  * failure of the service.
  */
+import * as CircuitBreaker from "@kubemend/core/CircuitBreaker"
 import { Context, Data, Duration, Effect, Layer } from "effect"
 import { Storage, type StorageError } from "@kubemend/core/Storage"
 import type {
@@ -14,8 +15,7 @@ import type {
   SignalContext,
   WorkflowDiscoveryResponse
 } from "@kubemend/core/StorageApi"
-import { AgentMetrics } from "../Metrics.ts"
-import { makeBreaker } from "./Breaker.ts"
+import { AgentMetrics, breakerGauge } from "../Metrics.ts"
 
 export class CatalogUnavailable extends Data.TaggedError("CatalogUnavailable")<{ readonly message: string }> {}
 export class WorkflowNotFound extends Data.TaggedError("WorkflowNotFound")<{ readonly workflowId: string }> {}
@@ -47,15 +47,16 @@ const unavailable = (e: StorageError) =>
 const make = Effect.gen(function* () {
   const storage = yield* Storage
   const metrics = yield* AgentMetrics
-  const breaker = yield* makeBreaker({
-    dependency: "storage",
-    threshold: 5,
-    cooldown: Duration.seconds(30),
-    report: (s) => metrics.storageBreaker.set(s)
+  const breaker = yield* CircuitBreaker.make({
+    name: "storage",
+    failureThreshold: 5,
+    resetTimeout: Duration.seconds(30),
+    unavailableDetail: "storage circuit breaker is open",
+    onState: (s) => Effect.sync(() => metrics.storageBreaker.set(breakerGauge[s]))
   })
   const guarded = <A, E extends { readonly _tag: string }>(eff: Effect.Effect<A, E>) =>
-    breaker.guard(eff, (e) => e._tag === "CatalogUnavailable").pipe(
-      Effect.catchTag("BreakerOpen", () => Effect.fail(new CatalogUnavailable({ message: "storage circuit breaker is open" })))
+    breaker.run(eff, (e) => e._tag === "CatalogUnavailable").pipe(
+      Effect.catchTag("DependencyUnavailable", () => Effect.fail(new CatalogUnavailable({ message: "storage circuit breaker is open" })))
     ) as Effect.Effect<A, E | CatalogUnavailable>
 
   const getWorkflow = (workflowId: string) =>

@@ -3,13 +3,14 @@
  * (requests, durations, tokens), and guarded by the LLM circuit breaker. Retries of 429/5xx happen inside the Llm
  * layer; what is left after them ends the investigation `failed` with a reason.
  */
+import * as CircuitBreaker from "@kubemend/core/CircuitBreaker"
+import type { DependencyUnavailable } from "@kubemend/core/Errors"
 import { Clock, Duration, Effect, Ref, Stream } from "effect"
 import { type ChatRequest, type ChatResponse, collect, Llm, type LlmError } from "@kubemend/core/Llm"
-import { AgentMetrics } from "../Metrics.ts"
 import { InvestigationFailed, type Session } from "../Sessions/Session.ts"
-import { type BreakerOpen, makeBreaker } from "./Breaker.ts"
+import { AgentMetrics, breakerGauge } from "../Metrics.ts"
 
-const reasonOf = (e: LlmError | BreakerOpen): string => {
+const reasonOf = (e: LlmError | DependencyUnavailable): string => {
   switch (e._tag) {
     case "LlmRateLimited":
       return `LLM rate limit (HTTP 429) persisted after retries: ${e.message}`
@@ -19,23 +20,24 @@ const reasonOf = (e: LlmError | BreakerOpen): string => {
       return `LLM rejected the request: ${e.message}`
     case "LlmConfigError":
       return `LLM configuration error (${e.key}): ${e.message}`
-    case "BreakerOpen":
+    case "DependencyUnavailable":
       return "LLM circuit breaker is open after repeated failures"
   }
 }
 
-const statusOf = (e: LlmError | BreakerOpen) =>
-  e._tag === "LlmRateLimited" ? "rate_limited" : e._tag === "BreakerOpen" ? "circuit_open" : "error"
+const statusOf = (e: LlmError | DependencyUnavailable) =>
+  e._tag === "LlmRateLimited" ? "rate_limited" : e._tag === "DependencyUnavailable" ? "circuit_open" : "error"
 
 export class Model extends Effect.Service<Model>()("@kubemend/agent/Model", {
   effect: Effect.gen(function* () {
     const llm = yield* Llm
     const metrics = yield* AgentMetrics
-    const breaker = yield* makeBreaker({
-      dependency: "llm",
-      threshold: 5,
-      cooldown: Duration.seconds(30),
-      report: (s) => metrics.llmBreaker.set(s)
+    const breaker = yield* CircuitBreaker.make({
+      name: "llm",
+      failureThreshold: 5,
+      resetTimeout: Duration.seconds(30),
+      unavailableDetail: "LLM circuit breaker is open after repeated failures",
+      onState: (s) => Effect.sync(() => metrics.llmBreaker.set(breakerGauge[s]))
     })
 
     const complete = Effect.fn("Model.complete")(function* (session: Session, turn: number, request: ChatRequest) {
@@ -49,7 +51,7 @@ export class Model extends Effect.Service<Model>()("@kubemend/agent/Model", {
             : Effect.void
         )
       )
-      const response: ChatResponse = yield* breaker.guard(collect(deltas), (e) => e._tag === "LlmUnavailable" || e._tag === "LlmRateLimited").pipe(
+      const response: ChatResponse = yield* breaker.run(collect(deltas), (e) => e._tag === "LlmUnavailable" || e._tag === "LlmRateLimited").pipe(
         Effect.tapBoth({
           onFailure: (e) => Effect.sync(() => metrics.llmRequests.inc({ status: statusOf(e) })),
           onSuccess: () => Effect.sync(() => metrics.llmRequests.inc({ status: "success" }))
@@ -70,7 +72,7 @@ export class Model extends Effect.Service<Model>()("@kubemend/agent/Model", {
       return response
     })
 
-    return { complete, isOpen: breaker.isOpen } as const
+    return { complete, isOpen: Effect.map(breaker.state, (s) => s === "open") } as const
   })
 }) {}
 
