@@ -28,6 +28,8 @@ export interface CircuitBreaker {
     isOutage: (e: E) => boolean
   ) => Effect.Effect<A, E | DependencyUnavailable, R>
   readonly state: Effect.Effect<BreakerState>
+  /** When an open breaker lets its trial through (epoch millis); None unless open. */
+  readonly trialAt: Effect.Effect<Option.Option<number>>
 }
 
 export const make = (options: CircuitBreakerOptions): Effect.Effect<CircuitBreaker> =>
@@ -90,6 +92,9 @@ export const make = (options: CircuitBreakerOptions): Effect.Effect<CircuitBreak
               return failure === undefined || isOutage(failure) ? onFailure(trial) : onSuccess(trial)
             })
           )),
-      state: Effect.sync(() => state)
+      state: Effect.sync(() => state),
+      trialAt: Effect.sync(() =>
+        state === "open" ? Option.some(openedAt + Duration.toMillis(options.resetTimeout)) : Option.none()
+      )
     }
   })

@@ -1,6 +1,6 @@
 /** The one circuit breaker (gateway and signals build on it), on the TestClock. */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, TestClock } from "effect"
+import { Duration, Effect, Exit, Fiber, Option, TestClock } from "effect"
 import * as CircuitBreaker from "../src/CircuitBreaker.ts"
 
 const setup = Effect.gen(function* () {
@@ -47,8 +47,10 @@ describe("CircuitBreaker", () => {
       yield* TestClock.adjust("10 seconds")
       yield* Effect.exit(outage)
       expect(yield* breaker.state).toBe("open")
+      expect(yield* breaker.trialAt).toEqual(Option.some(20_000))
       yield* TestClock.adjust("10 seconds")
       expect(yield* ok).toBe("ok")
+      expect(yield* breaker.trialAt).toEqual(Option.none())
       expect(states).toEqual(["closed", "open", "half_open", "open", "half_open", "closed"])
     }))
 

@@ -1,7 +1,7 @@
 /** The notification controller's metrics under the names of spec document 3 (`svc_notification_*`). */
 import { Metrics } from "@kubemend/core/Metrics"
 import { Effect } from "effect"
-import type { BreakerState } from "./Breakers.ts"
+import type { BreakerState } from "@kubemend/core/CircuitBreaker"
 
 const breakerNumber: Record<BreakerState, number> = { closed: 0, open: 1, half_open: 2 }
 

@@ -111,18 +111,24 @@ export class NotificationReconciler extends Effect.Service<NotificationReconcile
       Effect.gen(function* () {
         if (d.status === "Sent" || d.status === "Failed") return d
         if (d.nextAttemptAt !== undefined && Date.parse(d.nextAttemptAt) > now) return d
-        const held = yield* breakers.admit(r.channel)
-        if (held !== undefined) return { ...d, status: "Retrying", nextAttemptAt: new Date(held).toISOString(), lastError: `${r.channel} circuit breaker open` } satisfies Delivery
         const at = new Date(now).toISOString()
         const attempts = d.attempts + 1
         const started = yield* Clock.currentTimeMillis
         const outcome = yield* credentials(r).pipe(
           Effect.mapError((detail) => ({ retryable: true, detail })),
           Effect.flatMap((c) => deliver(r, m, c, config.requestTimeout)),
+          (delivery) => breakers.run(r.channel, delivery),
+          // None: held by the open breaker.
+          Effect.asSome,
+          Effect.catchTag("DependencyUnavailable", () => Effect.succeedNone),
           Effect.either
         )
+        if (outcome._tag === "Right" && Option.isNone(outcome.right)) {
+          // No attempt used; due again when the breaker lets its trial through.
+          const due = Option.getOrElse(yield* breakers.trialAt(r.channel), () => now + Duration.toMillis(config.breakerResetTimeout))
+          return { ...d, status: "Retrying", nextAttemptAt: new Date(due).toISOString(), lastError: `${r.channel} circuit breaker open` } satisfies Delivery
+        }
         yield* metrics.attempt(r.channel, outcome._tag === "Right" ? "success" : "failure", ((yield* Clock.currentTimeMillis) - started) / 1000)
-        yield* breakers.record(r.channel, outcome._tag === "Right")
         const { nextAttemptAt: _n, lastError: _e, ...rest } = d
         if (outcome._tag === "Right") {
           const sent: Delivery = { ...rest, status: "Sent", attempts, lastAttemptAt: at, sentAt: at }
