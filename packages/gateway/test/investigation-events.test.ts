@@ -2,7 +2,9 @@
  * Investigation events after the call returned, with the real agent: its opening analysis outlives
  * `svc_investigate` (the model is slower than `interactive.startWait`), and the analysis' tool call and its answer
  * reach the caller's MCP session (`notifications/message`) and the RR's status stream (`status/investigation`)
- * afterwards; a takeover reaches the previous holder, who gets nothing of the new holder's conversation.
+ * afterwards; a takeover reaches the previous holder, who gets nothing of the new holder's conversation. With the
+ * fake agent (it serves the same stream, agent-contract.test.ts): a dropped stream is resumed after the agent is
+ * back, without a gap, and a restarted agent that lost the session has the user told so.
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Option, Redacted } from "effect"
@@ -65,4 +67,29 @@ layer(InfraLive, { excludeTestServices: true })("investigation events after the 
       yield* until(() => aio.notifications.map((n: any) => n.data), (ds) => ds.some((d: any) => d.event === "cancelled"), "the cancel")
       assert.strictEqual(sre.notifications.length, seen)
     }), { timeout: 60_000 })
+
+  it.scoped("a dropped stream resumes where it was once the agent is back; a restart that lost the session is told", () =>
+    Effect.gen(function* () {
+      const gw = yield* startTestGateway()
+      const sre = yield* connect(gw.url, yield* token("sre"))
+      const aio = yield* connect(gw.url, yield* token("ai-orchestrator"))
+      const rr_id = "rr-cache-pending"
+      const started = (yield* call(sre, "svc_investigate", { rr_id })).json
+      assert.strictEqual(started.status, "active")
+      const events = () => sre.notifications.map((n: any) => n.data).filter((d: any) => d.rr_id === rr_id && d.seq > started.event_seq)
+
+      yield* Effect.promise(() => gw.agent.stop())
+      yield* Effect.promise(() => gw.agent.start())
+      const taken = (yield* call(aio, "svc_investigate", { rr_id, join_mode: "takeover" })).json
+      const told = yield* until(events, (ds) => ds.some((d: any) => d.holder === "ai-orchestrator-user"), "the takeover after the agent came back")
+      assert.deepStrictEqual(told.map((d: any) => d.event), ["interactive_state"])
+
+      // The agent restarts and forgets its sessions: the holder's follow finds the session gone.
+      yield* Effect.promise(() => gw.agent.stop())
+      gw.agent.forget()
+      yield* Effect.promise(() => gw.agent.start())
+      const lost = yield* until(() => aio.notifications.map((n: any) => n.data).filter((d: any) => d.session_id === taken.session_id),
+        (ds) => ds.some((d: any) => d.event === "session_lost"), "the lost session")
+      assert.match(lost.find((d: any) => d.event === "session_lost").message, /no longer has the session of rr-cache-pending/)
+    }), { timeout: 30_000 })
 })

@@ -7,7 +7,7 @@
  * event log on `GET /api/v1/incident/session/<id>/stream` (REST SSE, for `restToken` only; `interactive_state` when
  * the session changes hands, then its end; `event_seq` in answers; `Last-Event-ID` resumes), as the real agent
  * does. The acting user is the one the gateway names (`acting_user`). It records every
- * call with the headers the gateway sent; `stop()` takes it offline. Test knobs: `slow:<ms>` as a message delays
+ * call with the headers the gateway sent; `stop()` takes it offline, `forget()` loses its sessions as a restart does. Test knobs: `slow:<ms>` as a message delays
  * the answer, `flood:<n>` sends n large events during the call, `pollsUntilAnswered` keeps a started analysis
  * `running` for that many `status`/`follow` calls.
  */
@@ -34,6 +34,8 @@ export interface FakeAgent {
   /** Refuse connections (the gateway sees the agent down) until `start()`. */
   readonly stop: () => Promise<void>
   readonly start: () => Promise<void>
+  /** Forgets every session, as a restarted agent has (its sessions live in memory): their streams answer 404. */
+  readonly forget: () => void
 }
 
 export interface FakeAgentOptions {
@@ -286,6 +288,10 @@ export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
         clear: () => void calls.splice(0),
         stop,
         start,
+        forget: () => {
+          sessions.clear()
+          byId.clear()
+        },
         close: stop
       }
     }),
