@@ -3,8 +3,10 @@
  * (`.annotate(AccessRule, AccessRule.write)`), checked by TokenReview (who is calling) and a cached
  * SubjectAccessReview (what they may do). Rules name Kubernetes permissions, so the operator grants them with the
  * RBAC it renders and a cluster admin can read who holds them:
- * - `read` / `write`: `get` / `create` on the core `services/<the serving service's name>` — what the
- *   `storage-client` and `agent-client` ClusterRoles grant the platform's own ServiceAccounts;
+ * - `read` / `write`: `get` / `create` on the core `services/<the serving service's name>` in the serving
+ *   service's namespace — what the `storage-client` and `agent-client` roles grant the platform's own
+ *   ServiceAccounts through RoleBindings in that namespace, so another platform's accounts (same names, other
+ *   namespace) are not writers here;
  * - `grant(name)`: `use` on `<apiGroup>/audit` named `name` — a persona grant (the `tool-l3-audit` role holds
  *   `export` and `legal-hold-release`);
  * - `public`: no check (the export verification key).
@@ -18,6 +20,7 @@ import { Auth, type Principal } from "./Auth.ts"
 import { type DependencyUnavailable, Forbidden, Unauthenticated } from "./Errors.ts"
 import type { ForbiddenProblem, ServiceUnavailableProblem, UnauthorizedProblem } from "./Problem.ts"
 import { AccessRule, type AccessRuleShape, grantResource } from "./EndpointAccess/Rule.ts"
+import { K8s } from "./K8s.ts"
 import { Sar, type SarAttributes } from "./Sar.ts"
 import { toProblem } from "./Wire.ts"
 import { currentRequestId } from "./ApiHeaders.ts"
@@ -64,14 +67,14 @@ export const unruledEndpoints = <Id extends string, Groups extends HttpApiGroup.
   return missing
 }
 
-export const attributesOf = (rule: Exclude<AccessRuleShape, { _tag: "Public" }>, s: EndpointAccessSettings): SarAttributes =>
+export const attributesOf = (rule: Exclude<AccessRuleShape, { _tag: "Public" }>, s: EndpointAccessSettings & { readonly namespace?: string }): SarAttributes =>
   rule._tag === "Service"
-    ? { verb: rule.verb, group: "", resource: "services", name: s.serviceName }
+    ? { verb: rule.verb, group: "", resource: "services", ...(s.namespace === undefined ? {} : { namespace: s.namespace }), name: s.serviceName }
     : { verb: "use", group: s.apiGroup, resource: grantResource, name: rule.name }
 
-const describe = (rule: AccessRuleShape, s: EndpointAccessSettings) =>
-  rule._tag === "Public" ? "public" : (({ verb, group, resource, name }) =>
-    `${verb} ${group === "" ? "" : `${group}/`}${resource}/${name}`)(attributesOf(rule, s))
+const describe = (rule: AccessRuleShape, s: EndpointAccessSettings & { readonly namespace?: string }) =>
+  rule._tag === "Public" ? "public" : (({ verb, group, resource, namespace, name }) =>
+    `${verb} ${group === "" ? "" : `${group}/`}${resource}/${name}${namespace === undefined ? "" : ` in namespace ${namespace}`}`)(attributesOf(rule, s))
 
 const maxCached = 10_000
 
@@ -85,10 +88,12 @@ export class AccessRefused extends Data.TaggedError("AccessRefused")<{
  * Checks a request against the rule of its route. A missing or unverifiable token is `Unauthenticated` (401), a
  * caller without the permission `Forbidden` (403), TokenReview unreachable `DependencyUnavailable` (503).
  */
-export const makeEndpointAccess = (rules: ReadonlyMap<string, AccessRuleShape>, settings: EndpointAccessSettings) =>
+export const makeEndpointAccess = (rules: ReadonlyMap<string, AccessRuleShape>, serviceSettings: EndpointAccessSettings) =>
   Effect.gen(function* () {
     const auth = yield* Auth
     const sar = yield* Sar
+    // The serving service's Service lives in the namespace the service runs in.
+    const settings = { ...serviceSettings, namespace: (yield* K8s).namespace }
     const ttl = Duration.toMillis(settings.tokenCacheTTL)
     const reviewed = new Map<string, { readonly principal: Principal; readonly until: number }>()
 

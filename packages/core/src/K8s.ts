@@ -93,6 +93,8 @@ export interface AccessReview {
   readonly verb: string
   readonly group: string
   readonly resource: string
+  /** Where the resource lives; absent: cluster-wide (allowed only by ClusterRoleBindings). */
+  readonly namespace?: string
   readonly name?: string
 }
 

@@ -59,7 +59,7 @@ type Step =
 export type SarAttributes = Omit<AccessReview, "user" | "groups">
 
 const cacheKey = (s: SarSubject, a: SarAttributes) =>
-  JSON.stringify([s.user, [...s.groups].sort(), a.verb, a.group, a.resource, a.name ?? ""])
+  JSON.stringify([s.user, [...s.groups].sort(), a.verb, a.group, a.resource, a.namespace ?? "", a.name ?? ""])
 
 const makeCached = Effect.gen(function* () {
   const k8s = yield* K8s

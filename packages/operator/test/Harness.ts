@@ -13,7 +13,6 @@ import { PlatformReconciler } from "../src/Platform/Reconcile.ts"
 export const apiGroup = "kubemend.io"
 export const namespace = "kubemend-system"
 export const crName = "kubemend"
-const key = `${namespace}/${crName}`
 export const platformApiVersion = `${apiGroup}/v1alpha1`
 
 const secret = (name: string, data: Record<string, string>) => ({
@@ -68,7 +67,9 @@ export const world = (settings: Partial<OperatorSettings> = {}) =>
       Layer.provide(OperatorConfig.layer({ apiGroup, ...settings }))
     )
     const reconciler = yield* Effect.flatMap(Layer.build(layer), (context) => Effect.succeed(Context.get(context, PlatformReconciler)))
-    const reconcile = reconciler.reconcile(key).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+    /** Reconciles the platform CR `name` of the namespace (default: the harness's own). */
+    const reconcileNamed = (name: string) => reconciler.reconcile(`${namespace}/${name}`).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+    const reconcile = reconcileNamed(crName)
     const cr = () => kube.get(platformApiVersion, "Kubemend", crName, namespace)
     const status = () => (cr()?.status ?? {}) as Record<string, any>
     const condition = (type: string) => (status().conditions ?? []).find((c: { type: string }) => c.type === type)
@@ -110,6 +111,6 @@ export const world = (settings: Partial<OperatorSettings> = {}) =>
         return yield* reconcile
       })
     return {
-      kube, reconcile, cr, status, condition, deployment, clusterRoles, clusterRoleBindings, completeJobs, reportReady, settle, updateSpec
+      kube, reconcile, reconcileNamed, cr, status, condition, deployment, clusterRoles, clusterRoleBindings, completeJobs, reportReady, settle, updateSpec
     }
   })

@@ -52,8 +52,10 @@ describe("the signal service in the platform", () => {
     const rbac = renderClusterRbac(spec, { ...ctx, name: "kubemend", toolPrefix: "svc", operator: { namespace: "kubemend-operator", name: "kubemend-operator" } })
     const role = rbac.clusterRoles.find((r) => r.metadata.name === "kubemend-system-gateway-signal-source") as any
     expect(role.rules).toEqual([{ apiGroups: [""], resources: ["services"], verbs: ["get", "create"], resourceNames: ["kubemend-signals"] }])
-    const bound = rbac.clusterRoleBindings.filter((b: any) => b.subjects.some((s: any) => s.name === "kubemend-signals")).map((b: any) => b.roleRef.name)
-    expect(bound.sort()).toEqual(["kubemend-system-signal-gateway", "kubemend-system-storage-client"])
+    const bound = (bindings: ReadonlyArray<unknown>) =>
+      bindings.filter((b: any) => b.subjects.some((s: any) => s.name === "kubemend-signals")).map((b: any) => b.roleRef.name)
+    expect(bound(rbac.clusterRoleBindings)).toEqual(["kubemend-system-signal-gateway"])
+    expect(bound(rbac.roleBindings)).toEqual(["kubemend-system-storage-client"])
     const own = rbac.clusterRoles.find((r) => r.metadata.name === "kubemend-system-signal-gateway") as any
     expect(own.rules.some((r: any) => r.resources.includes("tokenreviews"))).toBe(true)
   })

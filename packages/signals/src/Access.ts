@@ -1,6 +1,7 @@
 /**
  * Who may send signals: a bearer token TokenReview authenticates, then a SubjectAccessReview for `create` on the
- * core `services/<accessResourceName>` — what the `gateway-signal-source` ClusterRole grants. No token or a token
+ * core `services/<accessResourceName>` in this service's namespace — what the `gateway-signal-source` ClusterRole
+ * grants where it is bound. No token or a token
  * TokenReview refuses: 401; not granted, or the review failing: 403 (fail closed). TokenReview itself unreachable:
  * 503, so the sender retries. An allowed token is remembered for `authCacheTTL` (a revoked grant stops within it);
  * refusals and errors are never remembered. A refusal names the caller when TokenReview did, for its audit event.
@@ -35,6 +36,8 @@ export class Access extends Effect.Service<Access>()("@kubemend/signals/Access",
         verb: "create",
         group: "",
         resource: "services",
+        // The signal Service of this platform, not any namespace's: another platform's grant does not reach here.
+        namespace: k8s.namespace,
         name: config.accessResourceName
       }).pipe(
         Effect.timeout(config.k8sRequestTimeout),

@@ -118,6 +118,29 @@ describe("storage access", () => {
         assert.includeMembers(seen.map((d) => d.event_data["path"]), ["/api/v1/audit/export", "/api/v1/audit/legal-hold/rr-held"])
       }))
 
+    it.effect("the writer grant is per namespace: a same-named ServiceAccount of a platform in another namespace is refused", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        // As the operator renders each platform's grant: its ClusterRole, bound by a RoleBinding in its namespace.
+        const grant = (ns: string) => [{
+          apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: `${ns}-storage-client` },
+          rules: [{ apiGroups: [""], resources: ["services"], verbs: ["get", "create"], resourceNames: ["kubemend-storage"] }]
+        }, {
+          apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "storage-client-gateway", namespace: ns },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `${ns}-storage-client` },
+          subjects: [{ kind: "ServiceAccount", name: "kubemend-gateway", namespace: ns }]
+        }]
+        h.kube.seed([...grant(namespace), ...grant("team-b")])
+        const ours = h.kube.registerServiceAccountToken(namespace, "kubemend-gateway")
+        const theirs = h.kube.registerServiceAccountToken("team-b", "kubemend-gateway")
+        const write = (token: string) => Effect.promise(() =>
+          h.fetch("/api/v1/audit/events", { ...json(auditEvent({ correlation_id: "rr-namespaced" })), token }))
+        assert.strictEqual((yield* write(ours)).status, 201)
+        const refused = yield* expectProblem(yield* write(theirs), 403)
+        assert.match(refused.detail ?? "", /create services\/kubemend-storage in namespace kubemend-system/)
+        yield* waitFor(denials("system:serviceaccount:team-b:kubemend-gateway"), (d) => d.length > 0)
+      }))
+
     it.effect("a failing SubjectAccessReview refuses (fail closed); the public signing key needs no token", () =>
       Effect.gen(function* () {
         const h = yield* Harness

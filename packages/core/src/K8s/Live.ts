@@ -209,6 +209,7 @@ export const make = (options: K8sLiveOptions): Effect.Effect<K8sService, K8sUnav
                   verb: review.verb,
                   group: review.group,
                   resource: review.resource,
+                  ...(review.namespace === undefined ? {} : { namespace: review.namespace }),
                   ...(review.name === undefined ? {} : { name: review.name })
                 }
               }

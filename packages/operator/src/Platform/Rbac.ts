@@ -2,9 +2,11 @@
  * Cluster-scoped RBAC of one platform: the 14 baseline ClusterRoles `{namespace}-{base}`, the 2 monitoring ones
  * when monitoring is on, the 6 `{namespace}-tool-<persona>` roles and the `{namespace}-console-access` role (from core's
  * persona table), the
- * automation role when ansible is on, and their bindings: service accounts to their roles (the operator's own to
- * `storage-client` and `agent-client`, as its controllers call both), `roleBindings` groups to
- * tool roles, console groups, and the agent's `additionalClusterRoleBindings`.
+ * automation role when ansible is on, and their bindings: service accounts to their roles, `roleBindings` groups to
+ * tool roles, console groups, and the agent's `additionalClusterRoleBindings`. The grants to call storage and the
+ * agent (`storage-client`, `agent-client`: the platform's ServiceAccounts and the operator's own, as its controllers
+ * call both) are RoleBindings in the platform's namespace: storage and the agent review `services/<their name>` in
+ * their namespace, so another platform's accounts, named alike, are no clients here.
  */
 import type { KubeObject } from "@kubemend/core/K8s"
 import type { PlatformSpec } from "@kubemend/core/domain/Platform/index"
@@ -84,22 +86,28 @@ const monitoringRules: ReadonlyArray<readonly [string, ReadonlyArray<PolicyRule>
   ["gateway-signal-source", [rule([""], ["services"], ["get", "create"], [workloadName("signals")])]]
 ]
 
-/** Which service account is bound to which baseline/monitoring role. */
+/** Which service account is bound to which baseline/monitoring role, cluster-wide. */
 const serviceBindings: ReadonlyArray<readonly [string, ServiceName]> = [
   ["agent-investigator", "agent"],
   ["storage-auth-middleware", "storage"],
   ["storage-auth-middleware", "agent"],
+  ["gateway", "gateway"],
+  ["signal-gateway", "signals"]
+]
+
+/** Which service account may call which platform service: bound in the platform's namespace only. */
+const clientBindings: ReadonlyArray<readonly [string, ServiceName]> = [
   ["storage-client", "gateway"],
   ["storage-client", "agent"],
-  ["agent-client", "gateway"],
-  ["gateway", "gateway"],
-  ["signal-gateway", "signals"],
-  ["storage-client", "signals"]
+  ["storage-client", "signals"],
+  ["agent-client", "gateway"]
 ]
 
 export interface RenderedClusterRbac {
   readonly clusterRoles: ReadonlyArray<KubeObject>
   readonly clusterRoleBindings: ReadonlyArray<KubeObject>
+  /** RoleBindings in the platform's namespace (to its ClusterRoles); the reconciler adds the owner reference. */
+  readonly roleBindings: ReadonlyArray<KubeObject>
   /** Names of the bindings made from `apiFrontend.rbac.roleBindings` (status `boundToolRoleBindings`). */
   readonly toolBindingNames: ReadonlyArray<string>
   /** ClusterRoles bound from `agent.additionalClusterRoleBindings` (status `boundAdditionalClusterRoles`). */
@@ -121,6 +129,10 @@ export const renderClusterRbac = (spec: PlatformSpec, ctx: RbacContext): Rendere
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: roleName },
     subjects
   })
+  const roleBinding = (name: string, roleName: string, subjects: ReadonlyArray<object>): KubeObject => {
+    const b = binding(name, roleName, subjects)
+    return { ...b, kind: "RoleBinding", metadata: { ...b.metadata, namespace: ctx.namespace } }
+  }
   const sa = (svc: ServiceName) => ({ kind: "ServiceAccount", name: workloadName(svc), namespace: ctx.namespace })
 
   const personaRbac = renderRbac({
@@ -152,12 +164,15 @@ export const renderClusterRbac = (spec: PlatformSpec, ctx: RbacContext): Rendere
   ]
   const clusterRoleBindings = [
     ...serviceBindings.map(([base, svc]) => binding(prefixed(`${base}-${svc}`), prefixed(base), [sa(svc)])),
-    ...(["storage-client", "agent-client"] as const).map((base) =>
-      binding(prefixed(`${base}-operator`), prefixed(base), [{ kind: "ServiceAccount", ...ctx.operator }])),
     ...(spec.monitoring.enabled ? [binding(prefixed("alertmanager-view-gateway"), prefixed("alertmanager-view"), [sa("gateway")])] : []),
     ...(spec.ansible.enabled ? [binding(prefixed("workflow-automation-agent"), prefixed("workflow-automation"), [sa("agent")])] : []),
     ...toolBindings,
     ...additionalRoles.map((r) => binding(prefixed(`agent-additional-${r}`), r, [sa("agent")]))
   ]
-  return { clusterRoles, clusterRoleBindings, toolBindingNames, additionalRoles }
+  const roleBindings = [
+    ...clientBindings.map(([base, svc]) => roleBinding(`${base}-${svc}`, prefixed(base), [sa(svc)])),
+    ...(["storage-client", "agent-client"] as const).map((base) =>
+      roleBinding(`${base}-operator`, prefixed(base), [{ kind: "ServiceAccount", ...ctx.operator }]))
+  ]
+  return { clusterRoles, clusterRoleBindings, roleBindings, toolBindingNames, additionalRoles }
 }

@@ -8,7 +8,7 @@ import { formatIssues } from "@kubemend/core/domain/Issues"
 import { CrVersion } from "@kubemend/core/domain/Meta"
 import { decodePlatformSpec, PlatformKind, type PlatformPhase } from "@kubemend/core/domain/Platform/index"
 import { Clock, Effect, Either, Option } from "effect"
-import { Cluster, type ClusterService } from "../Cluster.ts"
+import { Cluster, type ClusterService, type ObjectRef } from "../Cluster.ts"
 import { type Reconciled, splitKey } from "../Controller.ts"
 import { OperatorConfig } from "../OperatorConfig.ts"
 import {
@@ -24,7 +24,7 @@ import {
   writeStatus
 } from "./Apply.ts"
 import { jobState, migrationHash, renderMigrationJob } from "./Migration.ts"
-import { deployedServices, finalizerName, ownerLabels, workloadName } from "./Names.ts"
+import { deployedServices, finalizerName, ownerLabels, ownerReference, workloadName } from "./Names.ts"
 import { networkPolicyNames, renderNetworkPolicies } from "./NetworkPolicies.ts"
 import { ensureExportKey } from "./ExportKey.ts"
 import { renderClusterRbac } from "./Rbac.ts"
@@ -55,7 +55,8 @@ const namespacedKinds = [
   ["v1", "Service"],
   ["apps/v1", "Deployment"],
   ["batch/v1", "Job"],
-  ["networking.k8s.io/v1", "NetworkPolicy"]
+  ["networking.k8s.io/v1", "NetworkPolicy"],
+  ["rbac.authorization.k8s.io/v1", "RoleBinding"]
 ] as const
 
 const rfc3339 = (millis: number) => new Date(millis).toISOString().replace(/\.\d{3}Z$/, "Z")
@@ -71,6 +72,19 @@ const discoverApiServer = (cluster: ClusterService) =>
     })),
     Effect.orElseSucceed(() => [])
   )
+
+/**
+ * The platform CR that runs `ref`'s namespace, being deleted or not: the one already admitted (it holds our
+ * finalizer), else the first created, then by name (timestamps have one-second resolution).
+ */
+const namespaceOwner = (cluster: ClusterService, ref: ObjectRef, finalizer: string) =>
+  Effect.map(cluster.list({ apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.namespace! }), (list) => {
+    const admitted = (o: KubeObject) => ((o.metadata.finalizers ?? []).includes(finalizer) ? 0 : 1)
+    return [...list.items].sort((a, b) =>
+      admitted(a) - admitted(b) ||
+      (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") ||
+      a.metadata.name.localeCompare(b.metadata.name))[0]?.metadata.name ?? ref.name
+  })
 
 export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@kubemend/operator/PlatformReconciler", {
   effect: Effect.gen(function* () {
@@ -98,9 +112,26 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
         yield* Effect.logInfo("cleaned up cluster-scoped RBAC").pipe(Effect.annotateLogs("removed", removed.length))
         return {} satisfies Reconciled
       }
+      const now = rfc3339(yield* Clock.currentTimeMillis)
+      // One platform per namespace: workloads, Services and config have fixed names there. The first created owns
+      // it; a later one is refused before it writes anything (no finalizer either) and looked at again, in case the
+      // owner goes away.
+      const owning = yield* namespaceOwner(cluster, ref, finalizer)
+      if (owning !== name) {
+        const message = `namespace ${namespace} is run by platform ${PlatformKind} "${owning}" (created first); ` +
+          `one platform per namespace: delete this one or create it in another namespace`
+        cr = yield* writeStatus(cluster, cr, {
+          ...storedStatus(cr),
+          phase: "Error",
+          message,
+          ...(cr.metadata.generation === undefined ? {} : { observedGeneration: cr.metadata.generation }),
+          conditions: mergeConditions(storedStatus(cr).conditions, [{ type: "BYOValidated", status: "False", reason: "NamespaceTaken", message }], now, cr.metadata.generation)
+        })
+        yield* recordEvent(cluster, cr, "Warning", "NamespaceTaken", message)
+        return { requeueAfter: config.errorRequeue } satisfies Reconciled
+      }
       if (!finalizers.includes(finalizer)) cr = yield* cluster.patch(ref, { metadata: { finalizers: [...finalizers, finalizer] } })
 
-      const now = rfc3339(yield* Clock.currentTimeMillis)
       const generation = cr.metadata.generation
       const conditions: Array<ConditionInput> = []
       const status = (phase: PlatformPhase, extra: Record<string, unknown> = {}) => {
@@ -195,6 +226,7 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
         const desiredRbac = [...rbac.clusterRoles, ...rbac.clusterRoleBindings]
         yield* applyChanged(cluster, desiredRbac, rbacLive)
         yield* prune(cluster, rbacLive.items, new Set(desiredRbac.map((o) => o.metadata.name)))
+        yield* applyOwned(cluster, cr, rbac.roleBindings.map((b) => ({ ...b, metadata: { ...b.metadata, ownerReferences: [ownerReference(cr)] } })), live)
         return { _tag: "Applied", migration, deployments: deployed.filter((o) => o.kind === "Deployment") } as const
       }).pipe(Effect.catchTag("NotOwned", (error) => Effect.succeed({ _tag: "NotOwned", error } as const)))
 

@@ -101,7 +101,7 @@ export const worldConditions = (
       type: "RBACProvisioned",
       status: "True",
       reason: "Applied",
-      message: `${rbac.clusterRoles.length} ClusterRoles, ${rbac.clusterRoleBindings.length} ClusterRoleBindings`
+      message: `${rbac.clusterRoles.length} ClusterRoles, ${rbac.clusterRoleBindings.length} ClusterRoleBindings, ${rbac.roleBindings.length} RoleBindings`
     },
     rbac.toolBindingNames.length > 0
       ? { type: "ToolRBACBound", status: "True", reason: "Bound", message: `${rbac.toolBindingNames.length} role bindings` }

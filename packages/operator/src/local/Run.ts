@@ -48,7 +48,7 @@ const registerWorkflows = (storageUrl: string, token: string) =>
 
 /** Waits (30 s at most) until the operator has bound the platform's ServiceAccounts to their roles. */
 const awaitRbac = (kube: DevKube) =>
-  Effect.sync(() => kube.get("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", `${namespace}-storage-client-operator`)).pipe(
+  Effect.sync(() => kube.get("rbac.authorization.k8s.io/v1", "RoleBinding", "storage-client-operator", namespace)).pipe(
     Effect.filterOrFail((b) => b !== undefined, () => "the operator has not rendered the platform's RBAC yet"),
     Effect.retry(Schedule.spaced(Duration.millis(200)).pipe(Schedule.upTo(Duration.seconds(30)))),
     Effect.orDie
