@@ -6,8 +6,8 @@
  * returned (the opening analysis going on, a takeover, a lapse, the session ending) reaches the user as
  * `notifications/message` on their MCP session and the RR's status-stream subscribers (`listen`).
  *
- * A dropped connection is resumed with `Last-Event-ID` after a capped, jittered backoff; a stream silent for three
- * keep-alive intervals counts as dropped. After an agent restart the session is gone (404): the user is told it was
+ * A dropped connection is resumed with `Last-Event-ID` after a capped, jittered backoff; a stream silent for four
+ * of the agent's keep-alive intervals counts as dropped. After an agent restart the session is gone (404): the user is told it was
  * lost. A follow ends after `session_ended`, when another user took the session over, or with its link's scope.
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser"
@@ -51,13 +51,15 @@ const parseData = (m: EventSourceMessage): Record<string, unknown> => {
   }
 }
 
+/** Four of the agent's keep-alives (`session.keepaliveInterval`, 15 s): silence longer than that is a dead link. */
+const idle = Duration.seconds(60)
+
 const backoff = Schedule.exponential(Duration.millis(250)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(10))), Schedule.jittered)
 
 export class AgentEvents extends Effect.Service<AgentEvents>()("@kubemend/gateway/AgentEvents", {
   effect: Effect.gen(function* () {
     const config = yield* GatewayConfig
     const token = yield* tokenSource(config.agentToken)
-    const idle = Duration.times(config.streamKeepaliveInterval, 3)
     const listeners = new Map<string, Set<(e: InvestigationEvent) => void>>()
 
     const publish = (e: InvestigationEvent) => listeners.get(e.rr_id)?.forEach((f) => f(e))

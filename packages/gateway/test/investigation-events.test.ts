@@ -36,7 +36,7 @@ const until = <A>(read: () => A, done: (a: A) => boolean, what: string) =>
 layer(InfraLive, { excludeTestServices: true })("investigation events after the call", (it) => {
   it.scoped("the opening analysis after svc_investigate returned reaches the MCP session and the status stream; a takeover ends the follow", () =>
     Effect.gen(function* () {
-      const agent = yield* startRealAgent({ scripts, latencyMs: 300, startWait: Duration.millis(50) })
+      const agent = yield* startRealAgent({ scripts, latencyMs: 150, startWait: Duration.millis(50) })
       const gw = yield* startTestGateway({ agentUrl: Option.some(agent.url), agentToken: { token: Redacted.make(agent.restToken) } })
       const sre = yield* connect(gw.url, yield* token("sre"))
       const aio = yield* connect(gw.url, yield* token("ai-orchestrator"))
