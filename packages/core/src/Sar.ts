@@ -11,7 +11,7 @@ import type { SarResource, SarRule, SarSubject } from "./Sar/Table.ts"
 import { rulesAllow } from "./Sar/Table.ts"
 
 export type { SarResource, SarRule, SarSubject } from "./Sar/Table.ts"
-export { rulesAllow, rulesFromRbac } from "./Sar/Table.ts"
+export { rulesAllow } from "./Sar/Table.ts"
 
 export interface SarConfigShape {
   /** How long an allow or deny answer is reused (document 3 `apiFrontend.rbac.sarCacheTTL`). */

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Deferred, Duration, Effect, Fiber, Layer, TestClock } from "effect"
 import { DevKube } from "../src/devkit/kube/index.ts"
+import { Authorizer } from "../src/devkit/kube/Rbac.ts"
 import type { AccessReview, K8sService } from "../src/K8s.ts"
 import * as K8sLive from "../src/K8s/Live.ts"
 import { K8s, K8sUnavailable } from "../src/K8s.ts"
@@ -9,7 +10,7 @@ import {
 } from "../src/Personas.ts"
 import type { RbacSpec } from "../src/Personas.ts"
 import type { SarConfigShape } from "../src/Sar.ts"
-import { rulesAllow, rulesFromRbac, Sar, SarConfig } from "../src/Sar.ts"
+import { Sar, SarConfig } from "../src/Sar.ts"
 
 const apiGroup = "kubemend.io"
 
@@ -30,8 +31,9 @@ const fakeK8s = (review: (r: AccessReview) => Effect.Effect<boolean, K8sUnavaila
 }
 
 const fromRbac = (spec: RbacSpec) => {
-  const rules = rulesFromRbac(renderRbac(spec), apiGroup)
-  return (r: AccessReview) => Effect.succeed(r.verb === "use" && r.group === apiGroup && rulesAllow(rules, r))
+  const rbac = renderRbac(spec)
+  const authorizer = Authorizer.of([...rbac.clusterRoles, ...rbac.clusterRoleBindings])
+  return (r: AccessReview) => Effect.sync(() => authorizer.authorize(r).allowed)
 }
 
 const withSar = <A, E>(

@@ -1,9 +1,16 @@
 /**
- * The RBAC authorizer over stored ClusterRoles/ClusterRoleBindings (and Roles/RoleBindings of the request's
- * namespace): what a SubjectAccessReview is answered from. `system:masters` is a superuser group, as on real clusters.
+ * The one RBAC evaluator: ClusterRoles/ClusterRoleBindings (and Roles/RoleBindings of the request's namespace), the
+ * dev API server's stored ones or any given set (`Authorizer.of`, tests answering reviews from rendered RBAC).
+ * What a SubjectAccessReview is answered from. `system:masters` is a superuser group, as on real clusters.
  */
 import { type LabelSelector, matchLabels, selectorRequirements } from "./Selectors.ts"
-import type { Obj, Store } from "./Store.ts"
+import type { Obj } from "./Store.ts"
+
+/** Where the RBAC objects come from, by `group/resource` key (the dev API server's Store is one). */
+export interface RbacObjects {
+  readonly list: (key: string, namespace?: string) => ReadonlyArray<Obj>
+  readonly get: (key: string, namespace: string | undefined, name: string) => Obj | undefined
+}
 
 export interface AccessAttributes {
   readonly user: string
@@ -91,7 +98,23 @@ const asBinding = (o: Obj): Binding => ({
 })
 
 export class Authorizer {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: RbacObjects) {}
+
+  /** An authorizer over fixed objects (each with its `kind`): ClusterRoles, ClusterRoleBindings, Roles, RoleBindings. */
+  static of(objects: ReadonlyArray<{ readonly kind: string; readonly metadata: { readonly name: string; readonly namespace?: string } }>) {
+    const keys: Record<string, string> = {
+      ClusterRole: `${rbac}/clusterroles`,
+      ClusterRoleBinding: `${rbac}/clusterrolebindings`,
+      Role: `${rbac}/roles`,
+      RoleBinding: `${rbac}/rolebindings`
+    }
+    const list = (key: string, namespace?: string) =>
+      objects.filter((o) => keys[o.kind] === key && (namespace === undefined || o.metadata.namespace === namespace)) as ReadonlyArray<Obj>
+    return new Authorizer({
+      list,
+      get: (key, namespace, name) => list(key, namespace).find((o) => o.metadata.name === name)
+    })
+  }
 
   /** Rules of a ClusterRole, including those an `aggregationRule` collects from labelled ClusterRoles. */
   private clusterRoleRules(name: string): ReadonlyArray<PolicyRule> {
