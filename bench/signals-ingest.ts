@@ -3,8 +3,10 @@
  * request, 10% of the alerts with a fingerprint never seen before (a new RemediationRequest: target resolution, a
  * create in the API, the genesis audit event) and 90% repeats of live requests (deduplication: the count written back
  * to the request's status). Signals/s and per-request p50/p99, next to a bare `node:http` handler that parses the
- * same JSON bodies and answers 201, measured in the same run. Each sender request is authenticated (TokenReview +
- * SubjectAccessReview, cached as the service does).
+ * same JSON bodies and answers 201, measured in the same run; also the CPU time the measured process used per signal
+ * (from /proc: on a machine shared with other work it moves far less than signals/s) and the API calls per signal,
+ * by verb and resource. Each sender request is authenticated (TokenReview + SubjectAccessReview, cached as the
+ * service does).
  *
  * The service (and the baseline) run in a process of their own (`support/signals-service.ts`), the dev API server
  * in this process and the load generator on a thread of its own; all three share this machine's cores.
@@ -135,8 +137,18 @@ const service = (mode: "signals" | "baseline", kubeconfig: string) =>
           child.kill("SIGTERM")
         }))
     ),
-    ({ port }) => `http://127.0.0.1:${port}/api/v1/signals/prometheus`
+    ({ child, port }) => ({ url: `http://127.0.0.1:${port}/api/v1/signals/prometheus`, pid: child.pid! })
   )
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
+const cpuSeconds = (pid: number) => {
+  try {
+    const fields = Fs.readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return Number.NaN
+  }
+}
 
 const percentile = (xs: ReadonlyArray<number>, p: number) => {
   const sorted = [...xs].sort((a, b) => a - b)
@@ -161,42 +173,54 @@ const program = Effect.gen(function* () {
   const single = Array.from({ length: requests }, () => webhook([next()]))
   const grouped = Array.from({ length: batchRequests }, () => webhook(Array.from({ length: 100 }, next)))
 
-  const rows: Array<[string, string, string, string, string, string]> = []
-  const measure = (name: string, url: string, bodies: ReadonlyArray<string>, alertsPerRequest: number) =>
+  const rows: Array<[string, string, string, string, string, string, string]> = []
+  const breakdown: Array<string> = []
+  const measure = (name: string, { pid, url }: { pid: number; url: string }, bodies: ReadonlyArray<string>, alertsPerRequest: number) =>
     Effect.gen(function* () {
       kube.clearRequests()
+      const cpuBefore = cpuSeconds(pid)
       const r = yield* post(url, token, bodies, concurrency)
+      const cpu = cpuSeconds(pid) - cpuBefore
       // The dev API server keeps its last 10,000 requests: a longer run shows "≥".
-      const calls = kube.requests().length
+      const recorded = kube.requests()
+      const calls = recorded.length
+      const byKind = new Map<string, number>()
+      for (const r of recorded) {
+        const k = `${r.verb} ${r.resource ?? r.path}${r.subresource === undefined ? "" : `/${r.subresource}`}`
+        byKind.set(k, (byKind.get(k) ?? 0) + 1)
+      }
+      if (calls > 0) breakdown.push(`${name}: ${[...byKind].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(", ")}`)
       rows.push([
         name,
         String(bodies.length),
         Math.round((bodies.length * alertsPerRequest) / r.seconds).toLocaleString("en-US"),
         percentile(r.latencies, 50).toFixed(1),
         percentile(r.latencies, 99).toFixed(1),
+        ((cpu * 1e6) / (bodies.length * alertsPerRequest)).toFixed(0),
         `${calls >= 10_000 ? "≥" : ""}${(calls / (bodies.length * alertsPerRequest)).toFixed(2)}`
       ])
     })
 
   yield* Effect.scoped(Effect.gen(function* () {
-    const url = yield* service("baseline", kube.kubeConfig())
-    yield* post(url, token, warm, concurrency)
-    yield* measure("node:http JSON handler, 1 alert/request", url, single, 1)
-    yield* measure("node:http JSON handler, 100 alerts/request", url, grouped, 100)
+    const svc = yield* service("baseline", kube.kubeConfig())
+    yield* post(svc.url, token, warm, concurrency)
+    yield* measure("node:http JSON handler, 1 alert/request", svc, single, 1)
+    yield* measure("node:http JSON handler, 100 alerts/request", svc, grouped, 100)
   }))
   yield* Effect.scoped(Effect.gen(function* () {
-    const url = yield* service("signals", kube.kubeConfig())
+    const svc = yield* service("signals", kube.kubeConfig())
     process.stderr.write(`warm-up: ${known} signals become requests…\n`)
-    yield* post(url, token, warm, concurrency)
-    yield* measure("signal service, 1 alert/request", url, single, 1)
-    yield* measure("signal service, 100 alerts/request", url, grouped, 100)
+    yield* post(svc.url, token, warm, concurrency)
+    yield* measure("signal service, 1 alert/request", svc, single, 1)
+    yield* measure("signal service, 100 alerts/request", svc, grouped, 100)
   }))
   const created = kube.list("kubemend.io/v1alpha1", "RemediationRequest", namespace).length
 
-  const header: [string, string, string, string, string, string] = ["mode", "requests", "signals/s", "p50 ms", "p99 ms", "API calls/signal"]
+  const header: [string, string, string, string, string, string, string] = ["mode", "requests", "signals/s", "p50 ms", "p99 ms", "CPU µs/signal", "API calls/signal"]
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (r: ReadonlyArray<string>) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
   process.stdout.write(`${line(header)}\n${rows.map(line).join("\n")}\n`)
+  process.stdout.write(`API calls: ${breakdown.join("; ")}\n`)
   process.stdout.write(`concurrency ${concurrency}; 10% new fingerprints; ${created} RemediationRequests in the dev API server at the end\n`)
 })
 

@@ -18,6 +18,7 @@ import { SignalsMetrics } from "./SignalsMetrics.ts"
 import { signalAudit } from "./SignalAudit.ts"
 import { resolveTarget, Unresolvable } from "./Targets.ts"
 import { requestFor } from "./Request.ts"
+import { followRequests } from "./RequestWatch.ts"
 import { makeSingleFlight } from "./SingleFlight.ts"
 
 export interface RequestRef {
@@ -33,6 +34,7 @@ export type Outcome =
 export { Unresolvable }
 
 const stripes = 256
+const countWriters = 4
 const isOutage = (e: unknown) => typeof e === "object" && e !== null && (e as { _tag?: string })._tag === "K8sUnavailable"
 const unavailable = (e: K8sUnavailable) =>
   new DependencyUnavailable({ dependency: "kubernetes", detail: `the Kubernetes API is unavailable (${e.message}); retry later` })
@@ -46,6 +48,9 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
     const audit = yield* Audit
     const scope = yield* Effect.scope
     const index = makeIndex(config.maxTracked)
+    // Count writes go out a few at a time: under load they wait (and fold more duplicates into one write) rather than
+    // take the CPU and the API from new signals.
+    const writers = yield* Effect.makeSemaphore(countWriters)
     const locks = yield* Effect.forEach(Array.from({ length: stripes }), () => Effect.makeSemaphore(1))
     const lockFor = (fp: string) => locks[Number.parseInt(fp.slice(0, 2), 16) % stripes]!
     const fpLabel = `${k8s.apiGroup}/signal-fingerprint`
@@ -54,6 +59,8 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
     // Resolved targets are remembered as briefly as phases: a burst resolves its pod's owner chain once.
     const targets = new Map<string, { readonly target: Target; readonly at: number }>()
     const resolving = makeSingleFlight<Target, Unresolvable | DependencyUnavailable>()
+    const requests = followRequests(k8s, index, fpLabel)
+    yield* Effect.forkScoped(requests.run)
     const ref = (name: string): RequestRef => ({ name, namespace: k8s.namespace })
     const api = <A, E>(effect: Effect.Effect<A, E>) =>
       breaker.run(effect, isOutage).pipe(
@@ -72,10 +79,14 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
       )
     }
 
-    /** The request for `fp` as the cluster has it (newest first), when the index does not know it or is stale. */
+    /**
+     * The request for `fp`: from the index while the watch keeps it in step with the cluster; otherwise as the cluster
+     * has it (newest first) when the index does not know it or is stale.
+     */
     const lookup = (fp: string, now: number) =>
       Effect.gen(function* () {
         const known = index.get(fp)
+        if (requests.synced()) return known
         if (known !== undefined && now - known.checkedAt < refresh) return known
         if (known !== undefined) {
           const rr = yield* api(k8s.getCr("remediationrequests", known.rrName).pipe(
@@ -103,14 +114,16 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
         entry.flushing = true
         yield* Effect.sleep(delay)
         while (entry.dirty) {
-          entry.dirty = false
-          const deduplication = { firstSeenAt: entry.firstSeen, lastSeenAt: entry.lastSeen, occurrenceCount: entry.count }
-          yield* k8s.patchCrStatus("remediationrequests", entry.rrName, { deduplication }).pipe(
-            Effect.retry({ schedule: Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(4))), while: isOutage }),
-            Effect.catchAll((e) => Effect.logWarning("could not write the deduplication count", e).pipe(
-              Effect.annotateLogs({ remediationRequest: entry.rrName })
-            ))
-          )
+          yield* writers.withPermits(1)(Effect.suspend(() => {
+            entry.dirty = false
+            const deduplication = { firstSeenAt: entry.firstSeen, lastSeenAt: entry.lastSeen, occurrenceCount: entry.count }
+            return k8s.patchCrStatus("remediationrequests", entry.rrName, { deduplication }).pipe(
+              Effect.retry({ schedule: Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(4))), while: isOutage }),
+              Effect.catchAll((e) => Effect.logWarning("could not write the deduplication count", e).pipe(
+                Effect.annotateLogs({ remediationRequest: entry.rrName })
+              ))
+            )
+          }))
         }
       }).pipe(Effect.onExit((exit) => Effect.suspend(() => {
         entry.flushing = false

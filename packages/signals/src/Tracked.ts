@@ -8,6 +8,8 @@ import type { KubeObject } from "@kubemend/core/K8s"
 
 export interface Entry {
   readonly rrName: string
+  /** The request's `creationTimestamp`: of two requests for one fingerprint, the newer is the one signals fold into. */
+  readonly createdAt: string
   phase: string | undefined
   /** When the request became terminal (ms), from `completedAt`, else its last change, else its creation. */
   terminalAt: number | undefined
@@ -48,6 +50,7 @@ export const entryFrom = (rr: KubeObject, now: number): Entry => {
   const created = rr.metadata.creationTimestamp ?? new Date(now).toISOString()
   const entry: Entry = {
     rrName: rr.metadata.name,
+    createdAt: created,
     phase: undefined,
     terminalAt: undefined,
     checkedAt: now,
@@ -63,6 +66,7 @@ export const entryFrom = (rr: KubeObject, now: number): Entry => {
 
 export const makeIndex = (max: number) => {
   const entries = new Map<string, Entry>()
+  let evicted = false
   return {
     get: (fp: string) => entries.get(fp),
     /** Stores (or touches) the entry as the most recently seen. */
@@ -72,9 +76,12 @@ export const makeIndex = (max: number) => {
       if (entries.size > max) {
         const oldest = entries.keys().next().value
         if (oldest !== undefined) entries.delete(oldest)
+        evicted = true
       }
     },
     delete: (fp: string) => void entries.delete(fp),
+    /** Nothing was ever forgotten to stay under `max`: a fingerprint missing here has no request the index saw. */
+    complete: () => !evicted,
     dirty: () => [...entries.values()].filter((e) => e.dirty)
   }
 }

@@ -1,6 +1,6 @@
 /** The signal API over HTTP against the dev API server: what Alertmanager and event exporters see. */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { alert, post, startKube, startSignals, webhook } from "./support.ts"
 
 const prom = "/api/v1/signals/prometheus"
@@ -64,6 +64,35 @@ describe("signal ingestion", () => {
       expect(metrics).toMatch(/gateway_signals_deduplicated_total\{signal_name="KubePodCrashLooping"\} 999/)
       expect(metrics).toMatch(/gateway_crds_created_total\{source_type="prometheus",status="success"\} 1/)
     }), { timeout: 60_000 })
+
+  it.scopedLive("the request watch: duplicates read nothing from the API; a request ended past the cooldown or deleted gets a new one at the next alert", () =>
+    Effect.gen(function* () {
+      const { kube, sender } = yield* startKube
+      // Re-reading a known request's phase is off: what changes in the cluster must arrive through the watch.
+      const svc = yield* startSignals(kube, { phaseRefresh: Duration.hours(1) })
+      const body = webhook([alert({ namespace: "shop", deployment: "checkout" })])
+      const firstOf = (status: number) => Effect.promise(async () => {
+        for (let i = 0; i < 60; i++) {
+          const res = await Effect.runPromise(post(svc.url + prom, body, sender))
+          if (res.status === status) return res.body
+          await new Promise((r) => setTimeout(r, 50))
+        }
+        throw new Error(`never answered ${status}`)
+      })
+      const first = yield* firstOf(201)
+      kube.clearRequests()
+      yield* Effect.forEach(Array.from({ length: 20 }), () => post(svc.url + prom, body, sender), { discard: true })
+      expect(kube.requests().filter((r) => r.resource === "remediationrequests" && (r.verb === "get" || r.verb === "list"))).toEqual([])
+
+      const rr = kube.get("kubemend.io/v1alpha1", "RemediationRequest", first.remediationRequestRef.name, "kubemend-system")!
+      kube.put({ ...rr, status: { ...(rr.status as object), overallPhase: "Completed", completedAt: new Date(Date.now() - 10 * 60_000).toISOString() } })
+      const second = yield* firstOf(201)
+      expect(second.remediationRequestRef.name).not.toBe(first.remediationRequestRef.name)
+      kube.delete("kubemend.io/v1alpha1", "RemediationRequest", second.remediationRequestRef.name, "kubemend-system")
+      const third = yield* firstOf(201)
+      expect(kube.list("kubemend.io/v1alpha1", "RemediationRequest", "kubemend-system").map((r) => r.metadata.name).sort())
+        .toEqual([first.remediationRequestRef.name, third.remediationRequestRef.name].sort())
+    }))
 
   it.scopedLive("resolved alerts are recorded and never make a request; a grouped payload answers per alert", () =>
     Effect.gen(function* () {
