@@ -5,7 +5,7 @@
  * and a person without grants get 403 at the console gate (the status stream admits every authenticated caller,
  * spec document 1). Each refusal is an audit event naming the endpoint. Identity headers and `acting_user`
  * arguments are ignored (the agent hears the token's user) and audited; a spoofed `X-Forwarded-For` from a peer
- * that is not a trusted proxy is ignored. The platform's own persona passes on every endpoint.
+ * that is not a trusted proxy is ignored; a page of another origin is refused (403) and audited. The platform's own persona passes on every endpoint.
  */
 import { assert, layer } from "@effect/vitest"
 import { make as makeIssuer } from "@kubemend/core/devkit/Issuer"
@@ -104,6 +104,10 @@ layer(InfraLive, { excludeTestServices: true, timeout: "60 seconds" })("hostile 
         "x-kubemend-user": "mallory", "x-kubemend-groups": "system:masters", "x-forwarded-user": "mallory",
         "impersonate-user": "mallory", "x-forwarded-for": "203.0.113.7"
       }
+      // A page of another origin is refused before its token is looked at, and audited.
+      const foreignPage = yield* hit(gw, "/mcp", endpoints[0].init, yield* token("sre"), { origin: "https://evil.example" })
+      assert.strictEqual(foreignPage.status, 403)
+      assert.deepStrictEqual((yield* refusals(gw, "auth.access_denied", "/mcp")).map((e) => e.data["origin"]), ["https://evil.example"])
       // Without a token the headers buy nothing.
       const anonymous = yield* hit(gw, "/mcp", endpoints[0].init, null, spoof)
       assert.strictEqual(anonymous.status, 401)

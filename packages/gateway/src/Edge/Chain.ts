@@ -106,7 +106,10 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
     /** Origin and per-IP limit: what every request pays before its token is looked at. */
     const admit = Effect.fn("Edge.admit")(function* (request: HttpServerRequest.HttpServerRequest, endpoint: string) {
       const clientIp = clientIpOf(request, proxies)
-      yield* checkOrigin(request.headers["origin"], config.allowedOrigins)
+      yield* checkOrigin(request.headers["origin"], config.allowedOrigins).pipe(Effect.tapError(() => audit.emit({
+        type: "auth.access_denied", outcome: "failure", clientIp,
+        data: { resource: "origin", endpoint, origin: String(request.headers["origin"]).slice(0, 256) }
+      })))
       yield* limits.ip(clientIp).pipe(Effect.tapError(() => audit.emit({
         type: "ratelimit.denied", outcome: "failure", clientIp, data: { scope: "ip", endpoint }
       })))

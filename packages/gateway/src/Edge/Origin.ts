@@ -14,7 +14,7 @@ export const originAllowed = (origin: string | undefined, allowed: ReadonlyArray
   return allowed.some((a) => a === "*" || normalize(a) === o)
 }
 
-export const checkOrigin = (origin: string | undefined, allowed: ReadonlyArray<string>) =>
+export const checkOrigin = (origin: string | undefined, allowed: ReadonlyArray<string>): Effect.Effect<void, Forbidden> =>
   originAllowed(origin, allowed)
     ? Effect.void
     : Effect.fail(new Forbidden({ detail: `origin ${JSON.stringify(origin)} is not allowed` }))
