@@ -111,13 +111,19 @@ export const parse = (query: string): Node => {
     if (aggregations.has(tok)) {
       let by: Array<string> | undefined
       let without: Array<string> | undefined
-      if (peek() === "by") (next(), by = labelList())
-      else if (peek() === "without") (next(), without = labelList())
+      // The grouping clause may come before or after the argument.
+      const grouping = () => {
+        const word = peek()
+        if (word !== "by" && word !== "without") return
+        next()
+        if (word === "by") by = labelList()
+        else without = labelList()
+      }
+      grouping()
       expect("(")
       const arg = expr(0)
       expect(")")
-      if (peek() === "by") (next(), by = labelList())
-      else if (peek() === "without") (next(), without = labelList())
+      grouping()
       return { t: "agg", op: tok, arg, ...(by === undefined ? {} : { by }), ...(without === undefined ? {} : { without }) }
     }
     if (rangeFns.has(tok)) {

@@ -32,6 +32,7 @@ export interface RecordedRequest {
   readonly path: string
   readonly headers: IncomingMessage["headers"]
   /** The parsed JSON body (undefined for GET or unparsable bodies). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the request body as the client sent it
   readonly body: any
 }
 
@@ -78,6 +79,7 @@ export const start = async (options: ScriptedLlmOptions = {}): Promise<ScriptedL
   const requests: Array<RecordedRequest> = []
   let served = 0
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the request body as the client sent it
   const chat = (res: ServerResponse, body: any) => {
     const messages: ReadonlyArray<WireMessage> = Array.isArray(body?.messages) ? body.messages : []
     const script = chooseScript(scripts, messages)
@@ -98,6 +100,7 @@ export const start = async (options: ScriptedLlmOptions = {}): Promise<ScriptedL
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const text = await readBody(req)
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the request body as the client sent it
     let body: any
     try {
       body = text === "" ? undefined : JSON.parse(text)

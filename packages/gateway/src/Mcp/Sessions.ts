@@ -69,6 +69,7 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
       yield* slots.acquire(slot, caller.principal.user, "close an MCP session (DELETE /mcp) or retry later")
       const sessionScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
       let id: string | undefined
+      // eslint-disable-next-line prefer-const -- assigned below; the agent link's callback, made first, reads it
       let server: Server | undefined
       const link: AgentLink = yield* agents.link((params) => {
         void server?.sendLoggingMessage(params as Parameters<Server["sendLoggingMessage"]>[0]).catch(() => undefined)

@@ -46,6 +46,7 @@ export interface ToolDef<A = unknown> {
   readonly name: string
   readonly description: string
   /** Flat object schema (no refinements that produce `$ref`s). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any encoded form: tools differ in theirs
   readonly input: Schema.Schema<A, any, never>
   /** Hidden when interactive investigations are disabled. */
   readonly sessionDependent?: boolean

@@ -57,7 +57,6 @@ export const ApiVersion = Schema.String.pipe(
 /** Free text without control characters other than newline and tab. */
 export const Text = (max: number) =>
   Schema.String.pipe(
-    // eslint-disable-next-line no-control-regex
     Schema.pattern(/^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/, { message: () => "must not contain control characters" }),
     Schema.maxLength(max, { message: () => `must be at most ${max} characters` })
   )

@@ -12,7 +12,6 @@ import { compact, idOrName, k8sFailure, KindName, optional, record, ResourceName
 /** The summary every RR tool shows: `id` is the name other tools take as `rr_id`. */
 export const rrView = (rr: KubeObject) => {
   const spec = specOf(rr)
-  const status = statusOf(rr)
   const target = record(spec.targetResource)
   const kind = str(target.kind) ?? ""
   const name = str(target.name) ?? ""

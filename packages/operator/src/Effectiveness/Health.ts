@@ -30,6 +30,7 @@ export interface Health {
   readonly details: string
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw Kubernetes JSON, walked field by field
 type Json = Record<string, any>
 
 const workloads = new Set(["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"])

@@ -52,6 +52,7 @@ export const awxConnection = (
 
 export interface AwxAnswer {
   readonly status: number
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- AWX's JSON answer, fields checked where read
   readonly body: any
 }
 

@@ -58,6 +58,7 @@ export const renderJob = (run: Run): KubeObject => {
   }
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw Kubernetes JSON, walked field by field
 type Json = Record<string, any>
 
 const condition = (job: KubeObject, type: string): Json | undefined =>

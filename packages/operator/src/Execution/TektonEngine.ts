@@ -44,6 +44,7 @@ export const renderPipelineRun = (run: Run): KubeObject => {
   }
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw Kubernetes JSON, walked field by field
 type Json = Record<string, any>
 
 export const makeTektonEngine = (cluster: ClusterService): Engine => {

@@ -27,6 +27,7 @@ export interface Message {
 }
 
 export const messageOf = (nr: KubeObject): Message => {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the CR's spec as stored, fields checked where read
   const spec = (nr.spec ?? {}) as Record<string, any>
   return {
     name: nr.metadata.name,

@@ -7,6 +7,7 @@
 import type { DevKube } from "@kubemend/core/devkit/kube/index"
 import { canonicalJson } from "@kubemend/core/CanonicalJson"
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw Kubernetes JSON, walked field by field
 type Obj = Record<string, any>
 export type Params = Readonly<Record<string, string>>
 

@@ -18,6 +18,7 @@ import { actions, type Params } from "./Actions.ts"
 import { namespace } from "./Platform.ts"
 import { derivedAlerts, reconcileDeployments } from "./Workloads.ts"
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw Kubernetes JSON, walked field by field
 type Obj = Record<string, any>
 
 export interface KubeletOptions {

@@ -12,6 +12,7 @@ import { createHash } from "node:crypto"
 import { canonicalJson } from "@kubemend/core/CanonicalJson"
 import { mebibytes, plainTemplate, replicaSetsOf, sameTemplate } from "./Actions.ts"
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw Kubernetes JSON, walked field by field
 type Obj = Record<string, any>
 const revisionKey = "deployment.kubernetes.io/revision"
 /** A crash-looping container restarts this often. */

@@ -1,0 +1,50 @@
+import { defineConfig } from "vitest/config"
+
+const packages = ["core", "storage", "agent", "gateway", "operator", "signals", "console"]
+/** Lines covered, per package: the shared core and the services holding user data are held higher. */
+const linesFloor: Record<string, number> = { core: 85, gateway: 85, storage: 85 }
+
+export default defineConfig({
+  test: {
+    // One project per package so `vitest run --project storage` narrows a run.
+    projects: packages.map((name) => ({
+      test: {
+        name,
+        root: `packages/${name}`,
+        include: ["test/**/*.test.ts"],
+        testTimeout: 30_000,
+        hookTimeout: 60_000
+      }
+    })).concat([{
+      // Scripted investigations of whole incidents against the real agent (packages/agent/scenarios).
+      test: {
+        name: "scenarios",
+        root: "packages/agent",
+        include: ["scenarios/**/*.test.ts"],
+        testTimeout: 60_000,
+        hookTimeout: 60_000
+      }
+    }, {
+      // Journeys across the real services on the local platform (started once per file), with the official MCP and
+      // A2A SDK clients (packages/operator/journeys).
+      test: {
+        name: "journeys",
+        root: "packages/operator",
+        include: ["journeys/**/*.test.ts"],
+        testTimeout: 150_000,
+        hookTimeout: 240_000
+      }
+    }]),
+    // Off unless asked for (`npm test` passes --coverage), so one file run on its own is not held to the floors.
+    // Only code run inside the test processes counts: services the journeys start as processes of their own do not.
+    coverage: {
+      provider: "v8",
+      include: packages.map((name) => `packages/${name}/src/**/*.ts`),
+      reporter: ["text-summary", "html", "json-summary"],
+      reportsDirectory: "coverage",
+      thresholds: Object.fromEntries(
+        packages.map((name) => [`packages/${name}/src/**/*.ts`, { lines: linesFloor[name] ?? 75 }])
+      )
+    }
+  }
+})
