@@ -1,11 +1,13 @@
 /**
- * The README's quick start, end to end: `npm start`'s program comes up on free ports, an MCP client connects with
- * the printed sre token, lists the tools and reads the seeded remediations, and SIGINT stops every process cleanly.
+ * The README's quick start, end to end: `npm start`'s program comes up on free ports with every API on HTTPS (a
+ * client trusting another CA is refused), an MCP client trusting the devkit CA connects with the printed sre token, lists the tools and reads the seeded remediations, and SIGINT stops every process cleanly.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { checkMetrics, externalTool } from "@kubemend/core/devkit/ExternalTool"
 import { serviceNamespaces } from "@kubemend/core/Metrics"
+import { makeAuthority, validFor } from "@kubemend/core/Tls/Certificates"
+import { trustAuthorities, trustingDispatcher } from "@kubemend/core/Tls/Trust"
 import { describe, expect, it } from "vitest"
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
@@ -61,6 +63,23 @@ describe("local platform (npm start)", () => {
       const stack = await waitFor(Path.join(state, ".local", "stack.json"), child, 150_000)
       expect(Object.keys(stack.tokens)).toEqual(expect.arrayContaining(["sre", "remediation-approver", "no-console"]))
       expect(output).toContain("Kubemend is running")
+      // Every API is HTTPS with a certificate from the devkit CA: a client trusting another CA, or only the
+      // system roots, is refused in the handshake, and the services' own configs call each other over https.
+      expect(stack.tls.caFile).toBe(Path.join(state, ".local", "tls", "ca.crt"))
+      expect(output).toContain(`NODE_EXTRA_CA_CERTS=${stack.tls.caFile}`)
+      const stranger = await makeAuthority("not-the-platform", validFor(new Date(), 1))
+      const apis = ["gateway", "agent", "storage", "signals"] as const
+      for (const svc of apis) {
+        expect(stack[svc].url, svc).toMatch(/^https:\/\//)
+        for (const dispatcher of [trustingDispatcher([stranger.certPem]), trustingDispatcher([])]) {
+          const refused = await fetch(`${stack[svc].url}/`, { dispatcher } as RequestInit).then(() => "", (e) => e.cause?.code)
+          expect(refused, svc).toBe("UNABLE_TO_VERIFY_LEAF_SIGNATURE")
+        }
+        const config = Fs.readFileSync(Path.join(state, ".local", `${svc}.yaml`), "utf8")
+        for (const peer of apis) expect(config, `${svc} -> ${peer}`).not.toContain(stack[peer].url.replace("https:", "http:"))
+        expect(config).toContain(`caFile: ${stack.tls.caFile}`)
+      }
+      trustAuthorities([Fs.readFileSync(stack.tls.caFile, "utf8")])
       if (built) {
         const commands = processesOf(state)
         expect(commands.filter((c) => c.includes("/dist/main.js"))).toHaveLength(4)

@@ -15,8 +15,8 @@ export const trustingDispatcher = (authorities: ReadonlyArray<string>) =>
   new Agent({ connect: { ca: [...Tls.rootCertificates, ...authorities] } })
 
 /** Makes every HTTP client of this process trust `authorities` besides the system roots. */
-export const trustAuthorities = (authorities: ReadonlyArray<string>) =>
-  Effect.sync(() => setGlobalDispatcher(trustingDispatcher(authorities)))
+export const trustAuthorities = (authorities: ReadonlyArray<string>): void =>
+  setGlobalDispatcher(trustingDispatcher(authorities))
 
 /** Reads `tls.caFile` from the service's config and, when set, trusts it (a missing file stops the start). */
 export const trustConfiguredAuthority = Effect.gen(function* () {
@@ -26,7 +26,7 @@ export const trustConfiguredAuthority = Effect.gen(function* () {
     try: () => Fs.readFileSync(caFile.value, "utf8"),
     catch: (e) => new Error(`tls.caFile: cannot read ${caFile.value}: ${(e as Error).message}`)
   })
-  yield* trustAuthorities([pem])
+  trustAuthorities([pem])
 })
 
 /** The undici HttpClient on the global dispatcher, so calls to other services trust the platform's CA. */

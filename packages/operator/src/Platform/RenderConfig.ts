@@ -15,8 +15,8 @@ export interface Listener {
   readonly port?: number
   readonly healthPort?: number
   readonly metricsPort?: number
-  /** PEM files; both set -> the API serves HTTPS. */
-  readonly tls?: { readonly certFile: string; readonly keyFile: string }
+  /** PEM files: the serving pair (the API serves HTTPS) and the CA bundle the service trusts for its calls. */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string; readonly caFile: string }
 }
 
 export interface RenderContext {
@@ -96,7 +96,7 @@ const common = (svc: ServiceName, ctx: RenderContext, drainSeconds: number, logL
     port: l.port ?? apiPorts[svc],
     healthPort: l.healthPort ?? healthPort,
     metricsPort: l.metricsPort ?? metricsPort,
-    tls: l.tls === undefined ? undefined : { certFile: l.tls.certFile, keyFile: l.tls.keyFile },
+    tls: l.tls === undefined ? undefined : { certFile: l.tls.certFile, keyFile: l.tls.keyFile, caFile: l.tls.caFile },
     shutdown: { drainSeconds },
     logging: { level: level(logLevel) }
   })

@@ -10,6 +10,7 @@ import { noConsole, personas } from "@kubemend/core/Personas"
 import { duration, formatGoDuration } from "@kubemend/core/Config"
 import { Storage } from "@kubemend/core/Storage"
 import { StorageApi } from "@kubemend/core/StorageApi"
+import { trustAuthorities } from "@kubemend/core/Tls/Trust"
 import { Config, Duration, Effect, Either, Layer, Option, Redacted, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -24,6 +25,7 @@ import { seedCluster, serviceIdentity } from "./Cluster.ts"
 import { demoNamespace, imageWorkingSets, workflowDocuments, workflowNamespace } from "./Demo.ts"
 import { localScripts } from "./Investigations.ts"
 import { choosePorts } from "./Ports.ts"
+import { localTls } from "./Tls.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
 import { alertmanagerIdentity, alertmanagerObjects, apiGroup, audience, llmFrom, namespace, platformCr, referencedObjects, toolPrefix } from "./Platform.ts"
 import { runSignalGenerator } from "./SignalGenerator.ts"
@@ -116,6 +118,17 @@ export const localPlatform = Effect.gen(function* () {
     signals: yield* serviceIdentity(kube, dir, "signals")
   }
   const alertmanagerToken = kube.registerServiceAccountToken(alertmanagerIdentity.namespace, alertmanagerIdentity.name)
+  // APIs serve HTTPS with the devkit CA's certificates, and this process (the operator, the controllers, the signal
+  // generator) trusts that CA, as each service does through `tls.caFile`; health and metrics stay plain HTTP.
+  const tls = yield* localTls(dir)
+  trustAuthorities([tls.caPem])
+  const serving = {
+    gateway: yield* tls.serving("gateway"),
+    agent: yield* tls.serving("agent"),
+    storage: yield* tls.serving("storage"),
+    signals: yield* tls.serving("signals")
+  }
+  const api = (port: number) => `https://127.0.0.1:${port}`
   const url = (port: number) => `http://127.0.0.1:${port}`
   const apiKeyFile = Path.join(dir, "llm-api-key")
   Fs.writeFileSync(apiKeyFile, llm.apiKey, { mode: 0o600 })
@@ -124,13 +137,13 @@ export const localPlatform = Effect.gen(function* () {
     namespace,
     apiGroup,
     toolPrefix,
-    serviceUrls: { gateway: url(ports.gateway.port), agent: url(ports.agent.port), storage: url(ports.storage.port), signals: url(ports.signals.port) },
+    serviceUrls: { gateway: api(ports.gateway.port), agent: api(ports.agent.port), storage: api(ports.storage.port), signals: api(ports.signals.port) },
     monitoring: { metricsURL: alerts.url, alertManagerURL: alerts.url },
     listeners: {
-      gateway: { bindAddress: "127.0.0.1", ...ports.gateway },
-      agent: { bindAddress: "127.0.0.1", ...ports.agent },
-      storage: { bindAddress: "127.0.0.1", ...ports.storage },
-      signals: { bindAddress: "127.0.0.1", ...ports.signals }
+      gateway: { bindAddress: "127.0.0.1", ...ports.gateway, tls: serving.gateway },
+      agent: { bindAddress: "127.0.0.1", ...ports.agent, tls: serving.agent },
+      storage: { bindAddress: "127.0.0.1", ...ports.storage, tls: serving.storage },
+      signals: { bindAddress: "127.0.0.1", ...ports.signals, tls: serving.signals }
     },
     files: { llmApiKeyFile: apiKeyFile, dataDir: Path.join(stateRoot, ".data") },
     embeddedDatabase: { dataDir: Path.join(stateRoot, ".data", "postgres") },
@@ -186,7 +199,7 @@ export const localPlatform = Effect.gen(function* () {
   yield* awaitRbac(kube)
 
   yield* start("storage")
-  yield* registerWorkflows(url(ports.storage.port), identities.gateway.token)
+  yield* registerWorkflows(api(ports.storage.port), identities.gateway.token)
   yield* Effect.all([start("agent"), start("gateway")], { concurrency: 2 })
   // After the others: a third TypeScript process loading at once slows every start on a small machine.
   yield* start("signals")
@@ -200,19 +213,19 @@ export const localPlatform = Effect.gen(function* () {
       kubeconfig: kube.kubeConfig(),
       namespace,
       apiGroup,
-      agentUrl: url(ports.agent.port),
+      agentUrl: api(ports.agent.port),
       agentToken: Option.some(Redacted.make(identities.operator.token)),
       policy: { url: opa.url },
       notification: { receivers: [{ name: "local-inbox", channel: "webhook", url: inbox.url }], defaultReceivers: ["local-inbox"] },
-      storage: Storage.layer({ baseUrl: url(ports.storage.port), token: operatorToken }),
+      storage: Storage.layer({ baseUrl: api(ports.storage.port), token: operatorToken }),
       execution: { workflowNamespace, pollInterval: Duration.seconds(2) },
       // The demo's alerts go through the signal service (below), not straight into the cluster.
       signals: { enabled: false, namespace: demoNamespace },
-      audit: LifecycleAudit.layerStorage({ baseUrl: url(ports.storage.port), token: operatorToken })
+      audit: LifecycleAudit.layerStorage({ baseUrl: api(ports.storage.port), token: operatorToken })
     })
   ).pipe(Effect.provide(election))
   yield* runSignalGenerator({
-    signalsUrl: url(ports.signals.port),
+    signalsUrl: api(ports.signals.port),
     token: alertmanagerToken,
     managedNamespace: demoNamespace,
     unmanagedNamespace: "legacy-batch",
@@ -224,10 +237,11 @@ export const localPlatform = Effect.gen(function* () {
     yield* Effect.forEach([...personas, noConsole], (p) => Effect.map(issuer.persona(p), (t) => [p, t] as const))
   )
   const stack: StackJson = {
-    gateway: { url: url(ports.gateway.port), healthUrl: url(ports.gateway.healthPort), metricsUrl: url(ports.gateway.metricsPort) },
-    agent: { url: url(ports.agent.port), healthUrl: url(ports.agent.healthPort), metricsUrl: url(ports.agent.metricsPort) },
-    storage: { url: url(ports.storage.port), healthUrl: url(ports.storage.healthPort), metricsUrl: url(ports.storage.metricsPort) },
-    signals: { url: url(ports.signals.port), healthUrl: url(ports.signals.healthPort), metricsUrl: url(ports.signals.metricsPort) },
+    gateway: { url: api(ports.gateway.port), healthUrl: url(ports.gateway.healthPort), metricsUrl: url(ports.gateway.metricsPort) },
+    agent: { url: api(ports.agent.port), healthUrl: url(ports.agent.healthPort), metricsUrl: url(ports.agent.metricsPort) },
+    storage: { url: api(ports.storage.port), healthUrl: url(ports.storage.healthPort), metricsUrl: url(ports.storage.metricsPort) },
+    signals: { url: api(ports.signals.port), healthUrl: url(ports.signals.healthPort), metricsUrl: url(ports.signals.metricsPort) },
+    tls: { caFile: tls.caFile },
     kube: { url: kube.url },
     issuer: { url: issuer.url },
     llm: { url: llmServer.url, provider: llm.provider, model: llm.model },

@@ -13,6 +13,8 @@ export interface StackJson {
   readonly storage: Endpoint
   /** Signal ingestion: Alertmanager webhooks and Kubernetes events in. */
   readonly signals: Endpoint
+  /** The devkit CA that signed every API's certificate (`url`s are https; health and metrics are plain http). */
+  readonly tls: { readonly caFile: string }
   readonly kube: { readonly url: string }
   readonly issuer: { readonly url: string }
   readonly llm: { readonly url: string; readonly provider: string; readonly model: string }
@@ -59,6 +61,9 @@ export const printSummary = (stack: StackJson, elapsedMs: number) => {
     "",
     "MCP client configuration (the sre persona):",
     JSON.stringify(mcpConfig, null, 2),
+    "",
+    `The APIs serve HTTPS with certificates from the devkit CA ${stack.tls.caFile}: trust it in the client`,
+    `(Node-based clients: NODE_EXTRA_CA_CERTS=${stack.tls.caFile}; curl: --cacert ${stack.tls.caFile}).`,
     "",
     `The platform CR ${stack.namespace}/kubemend is still reconciling (Validating, Migrating, Deploying); the services`,
     "above already answer, and a line follows when the CR reaches Running.",
