@@ -11,7 +11,7 @@ import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { trustAuthorities } from "@kubemend/core/Tls/Trust"
+import { trustAuthority } from "@kubemend/core/Tls/Trust"
 import { demoNamespace } from "../src/local/Demo.ts"
 import type { StackJson } from "../src/local/Summary.ts"
 
@@ -74,7 +74,7 @@ export const startPlatform = async (env: Record<string, string> = {}): Promise<L
   }
   const ready = stack
   // The APIs serve HTTPS with the devkit CA's certificates: trust it, as a user's client would.
-  trustAuthorities([Fs.readFileSync(ready.tls.caFile, "utf8")])
+  trustAuthority("local", Fs.readFileSync(ready.tls.caFile, "utf8"))
 
   const connect = async (persona: string) => {
     const transport = new StreamableHTTPClientTransport(new URL(`${ready.gateway.url}/mcp`), {

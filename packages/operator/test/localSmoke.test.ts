@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { checkMetrics, externalTool } from "@kubemend/core/devkit/ExternalTool"
 import { serviceNamespaces } from "@kubemend/core/Metrics"
 import { makeAuthority, validFor } from "@kubemend/core/Tls/Certificates"
-import { trustAuthorities, trustingDispatcher } from "@kubemend/core/Tls/Trust"
+import { trustAuthority, trustingDispatcher } from "@kubemend/core/Tls/Trust"
 import { describe, expect, it } from "vitest"
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
@@ -79,7 +79,7 @@ describe("local platform (npm start)", () => {
         for (const peer of apis) expect(config, `${svc} -> ${peer}`).not.toContain(stack[peer].url.replace("https:", "http:"))
         expect(config).toContain(`caFile: ${stack.tls.caFile}`)
       }
-      trustAuthorities([Fs.readFileSync(stack.tls.caFile, "utf8")])
+      trustAuthority("local", Fs.readFileSync(stack.tls.caFile, "utf8"))
       if (built) {
         const commands = processesOf(state)
         expect(commands.filter((c) => c.includes("/dist/main.js"))).toHaveLength(4)

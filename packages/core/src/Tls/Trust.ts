@@ -14,9 +14,17 @@ import { Agent, setGlobalDispatcher } from "undici"
 export const trustingDispatcher = (authorities: ReadonlyArray<string>) =>
   new Agent({ connect: { ca: [...Tls.rootCertificates, ...authorities] } })
 
-/** Makes every HTTP client of this process trust `authorities` besides the system roots. */
-export const trustAuthorities = (authorities: ReadonlyArray<string>): void =>
-  setGlobalDispatcher(trustingDispatcher(authorities))
+const trusted = new Map<string, string>()
+
+/**
+ * Makes every HTTP client of this process trust `pem` (one or more CA certificates) besides the system roots, under
+ * `name`: trusting again under the same name replaces what it trusted (the operator trusts each platform's CA).
+ */
+export const trustAuthority = (name: string, pem: string): void => {
+  if (trusted.get(name) === pem) return
+  trusted.set(name, pem)
+  setGlobalDispatcher(trustingDispatcher([...trusted.values()]))
+}
 
 /** Reads `tls.caFile` from the service's config and, when set, trusts it (a missing file stops the start). */
 export const trustConfiguredAuthority = Effect.gen(function* () {
@@ -26,7 +34,7 @@ export const trustConfiguredAuthority = Effect.gen(function* () {
     try: () => Fs.readFileSync(caFile.value, "utf8"),
     catch: (e) => new Error(`tls.caFile: cannot read ${caFile.value}: ${(e as Error).message}`)
   })
-  trustAuthorities([pem])
+  trustAuthority("tls.caFile", pem)
 })
 
 /** The undici HttpClient on the global dispatcher, so calls to other services trust the platform's CA. */

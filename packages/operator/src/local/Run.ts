@@ -10,7 +10,7 @@ import { noConsole, personas } from "@kubemend/core/Personas"
 import { duration, formatGoDuration } from "@kubemend/core/Config"
 import { Storage } from "@kubemend/core/Storage"
 import { StorageApi } from "@kubemend/core/StorageApi"
-import { trustAuthorities } from "@kubemend/core/Tls/Trust"
+import { trustAuthority } from "@kubemend/core/Tls/Trust"
 import { Config, Duration, Effect, Either, Layer, Option, Redacted, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -121,7 +121,7 @@ export const localPlatform = Effect.gen(function* () {
   // APIs serve HTTPS with the devkit CA's certificates, and this process (the operator, the controllers, the signal
   // generator) trusts that CA, as each service does through `tls.caFile`; health and metrics stay plain HTTP.
   const tls = yield* localTls(dir)
-  trustAuthorities([tls.caPem])
+  trustAuthority("local", tls.caPem)
   const serving = {
     gateway: yield* tls.serving("gateway"),
     agent: yield* tls.serving("agent"),
