@@ -1,12 +1,14 @@
 /**
  * How a process trusts the platform's CA for its calls to the other services: `tls.caFile` in the service's config
  * (the CA bundle mounted from a Secret in a cluster, `.local/tls/ca.crt` locally) is added to the system roots on
- * undici's global dispatcher, which `fetch`, `FetchHttpClient` and `PlatformHttpClient` all use. Certificates are
+ * undici's global dispatcher, which `fetch`, `FetchHttpClient` and `PlatformHttpClient` all use, and to node:https's
+ * global agent. Certificates are
  * always verified; there is no switch to skip it.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { Config, Effect, Layer, Option } from "effect"
 import * as Fs from "node:fs"
+import * as Https from "node:https"
 import * as Tls from "node:tls"
 import { Agent, setGlobalDispatcher } from "undici"
 
@@ -24,6 +26,8 @@ export const trustAuthority = (name: string, pem: string): void => {
   if (trusted.get(name) === pem) return
   trusted.set(name, pem)
   setGlobalDispatcher(trustingDispatcher([...trusted.values()]))
+  // node:https requests without an agent of their own (the console's proxy) trust the same.
+  Https.globalAgent.options.ca = [...Tls.rootCertificates, ...trusted.values()]
 }
 
 /** Reads `tls.caFile` from the service's config and, when set, trusts it (a missing file stops the start). */
