@@ -16,6 +16,8 @@ export interface ServerSettings {
   readonly drainTimeout: Duration.Duration
   /** PEM files; both set -> the API serves HTTPS. */
   readonly tls: Option.Option<{ readonly certFile: string; readonly keyFile: string }>
+  /** `tls.caFile`: the CA bundle the service's clients trust (set up by `runService`, `Tls/Trust.ts`). */
+  readonly caFile: Option.Option<string>
   /** A client that has not sent its complete request headers this long after it started is cut off (408). */
   readonly headersTimeout: Duration.Duration
   /** A client that has not sent its complete request (headers and body) this long after it started is cut off. */
@@ -38,6 +40,9 @@ const slowClientConfig = (d: ServerSettings) =>
     Config.nested("server")
   )
 
+/** `tls.caFile`, the CA bundle a service trusts for its calls to the others. */
+export const caFileConfig = Config.option(Config.nested(Config.string("caFile"), "tls"))
+
 export class ServerConfig extends Context.Tag("@kubemend/core/ServerConfig")<ServerConfig, ServerSettings>() {
   static defaults = (port: number): ServerSettings => ({
     host: "0.0.0.0",
@@ -46,6 +51,7 @@ export class ServerConfig extends Context.Tag("@kubemend/core/ServerConfig")<Ser
     metricsPort: 9090,
     drainTimeout: Duration.seconds(15),
     tls: Option.none(),
+    caFile: Option.none(),
     headersTimeout: Duration.seconds(10),
     requestTimeout: Duration.seconds(60)
   })
@@ -76,8 +82,9 @@ export class ServerConfig extends Context.Tag("@kubemend/core/ServerConfig")<Ser
         const tls = yield* Config.option(
           Config.nested(Config.all({ certFile: Config.string("certFile"), keyFile: Config.string("keyFile") }), "tls")
         )
+        const caFile = yield* caFileConfig
         const slow = yield* slowClientConfig(d)
-        return { ...d, host, port, healthPort, metricsPort, drainTimeout: Duration.seconds(drainSeconds), tls, ...slow }
+        return { ...d, host, port, healthPort, metricsPort, drainTimeout: Duration.seconds(drainSeconds), tls, caFile, ...slow }
       })
     )
 }

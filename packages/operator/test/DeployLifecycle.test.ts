@@ -86,7 +86,7 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       const settings = yield* Effect.provide(LifecycleConfig, LifecycleConfig.layerConfig).pipe(
         Effect.withConfigProvider(ConfigProvider.fromJson(file))
       )
-      expect(settings.agentUrl).toBe("http://kubemend-agent.kubemend-system.svc:8443")
+      expect(settings.agentUrl).toBe("https://kubemend-agent.kubemend-system.svc:8443")
       expect(settings.enabled).toBe(true)
       expect(settings.signals.enabled).toBe(false)
       // The controller namespace is read by LifecycleOperatorLive; the run below shows it is used.

@@ -106,9 +106,9 @@ describe("renderServiceConfigs: the gateway's file", () => {
       expect(value.gateway.metricsBackendCaFile).toEqual(Option.some("/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"))
       expect(value.gateway.rateLimit).toEqual({ ipRequestsPerSec: 50, userRequestsPerSec: 7, toolCallsPerMinute: 60, maxConcurrentSessions: 100, maxSessionsPerUser: 10 })
       expect(value.gateway.mcpEnabled).toBe(true)
-      expect(value.gateway.agentUrl).toEqual(Option.some("http://kubemend-agent.kubemend-system.svc:8443"))
+      expect(value.gateway.agentUrl).toEqual(Option.some("https://kubemend-agent.kubemend-system.svc:8443"))
       expect(value.gateway.agentToken).toEqual({ tokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token" })
-      expect(value.storage.url).toBe("http://kubemend-storage.kubemend-system.svc:8080")
+      expect(value.storage.url).toBe("https://kubemend-storage.kubemend-system.svc:8080")
       expect(value.server).toMatchObject({ host: "0.0.0.0", port: 8443, healthPort: 8081, metricsPort: 9090 })
       expect(Duration.toSeconds(value.server.drainTimeout)).toBe(40)
       expect(value.level).toBe("info")
@@ -181,7 +181,7 @@ describe("renderServiceConfigs: the agent's file", () => {
       }))
       expect(value.k8s).toEqual({ namespace: "kubemend-system", apiGroup: "kubemend.io" })
       expect(value.storage).toEqual({
-        url: "http://kubemend-storage.kubemend-system.svc:8080",
+        url: "https://kubemend-storage.kubemend-system.svc:8080",
         tokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token"
       })
       expect(value.alignmentLlm).toEqual({ provider: "anthropic", model: "haiku", endpoint: Option.none() })

@@ -35,7 +35,7 @@ describe("the signal service in the platform", () => {
       expect(signals.accessResourceName).toBe("kubemend-signals")
       expect(signals.events.enabled).toBe(true)
       expect(server).toMatchObject({ port: 8080, healthPort: 8081, metricsPort: 9090 })
-      expect(file).toMatchObject({ namespace: "kubemend-system", apiGroup: "kubemend.io", storage: { url: "http://kubemend-storage.kubemend-system.svc:8080" } })
+      expect(file).toMatchObject({ namespace: "kubemend-system", apiGroup: "kubemend.io", storage: { url: "https://kubemend-storage.kubemend-system.svc:8080" } })
     }))
 
   it("is deployed as its own workload unless gateway.enabled is false", () => {

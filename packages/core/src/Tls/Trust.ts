@@ -6,11 +6,12 @@
  * always verified; there is no switch to skip it.
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import { Config, Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Https from "node:https"
 import * as Tls from "node:tls"
 import { Agent, setGlobalDispatcher } from "undici"
+import { caFileConfig } from "../ServerConfig.ts"
 
 /** A dispatcher trusting the system roots plus `authorities` (PEM). */
 export const trustingDispatcher = (authorities: ReadonlyArray<string>) =>
@@ -32,7 +33,7 @@ export const trustAuthority = (name: string, pem: string): void => {
 
 /** Reads `tls.caFile` from the service's config and, when set, trusts it (a missing file stops the start). */
 export const trustConfiguredAuthority = Effect.gen(function* () {
-  const caFile = yield* Config.option(Config.nested(Config.string("caFile"), "tls"))
+  const caFile = yield* caFileConfig
   if (Option.isNone(caFile)) return
   const pem = yield* Effect.try({
     try: () => Fs.readFileSync(caFile.value, "utf8"),

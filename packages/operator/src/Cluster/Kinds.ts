@@ -28,7 +28,9 @@ const builtins: Record<string, KindInfo> = {
   "rbac.authorization.k8s.io/v1/Role": { plural: "roles", namespaced: true },
   "rbac.authorization.k8s.io/v1/RoleBinding": { plural: "rolebindings", namespaced: true },
   "apiextensions.k8s.io/v1/CustomResourceDefinition": { plural: "customresourcedefinitions", namespaced: false },
-  "tekton.dev/v1/PipelineRun": { plural: "pipelineruns", namespaced: true }
+  "tekton.dev/v1/PipelineRun": { plural: "pipelineruns", namespaced: true },
+  "cert-manager.io/v1/Issuer": { plural: "issuers", namespaced: true },
+  "cert-manager.io/v1/Certificate": { plural: "certificates", namespaced: true }
 }
 
 /** The catalog resources in the platform's group (the catalog controller's). */

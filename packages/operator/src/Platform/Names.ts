@@ -32,6 +32,8 @@ export const paths = {
   runtimeFile: "/etc/kubemend/llm-runtime/llm-runtime.yaml",
   consoleSecretDir: "/etc/kubemend/secrets/console",
   dataDir: "/var/lib/kubemend",
+  /** The serving certificate, its key and the CA bundle (`tls.crt`, `tls.key`, `ca.crt`; `ServingCerts.ts`). */
+  tlsDir: "/etc/kubemend/tls",
   serviceAccountToken: "/var/run/secrets/kubernetes.io/serviceaccount/token"
 } as const
 
@@ -81,6 +83,6 @@ export const ownerReference = (cr: KubeObject) => ({
   blockOwnerDeletion: true
 })
 
-/** In-cluster base URL of a service. */
+/** In-cluster base URL of a service: HTTPS, with a certificate from the platform's issuer (`ServingCerts.ts`). */
 export const serviceUrl = (svc: ServiceName, namespace: string): string =>
-  `http://${workloadName(svc)}.${namespace}.svc:${apiPorts[svc]}`
+  `https://${workloadName(svc)}.${namespace}.svc:${apiPorts[svc]}`

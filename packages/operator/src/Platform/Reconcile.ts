@@ -5,6 +5,7 @@
  */
 import type { K8sConflict, K8sNotFound, K8sUnavailable, KubeObject } from "@kubemend/core/K8s"
 import { formatIssues } from "@kubemend/core/domain/Issues"
+import { trustAuthority } from "@kubemend/core/Tls/Trust"
 import { CrVersion } from "@kubemend/core/domain/Meta"
 import { decodePlatformSpec, PlatformKind, type PlatformPhase } from "@kubemend/core/domain/Platform/index"
 import { Clock, Effect, Either, Option } from "effect"
@@ -27,6 +28,7 @@ import { jobState, migrationHash, renderMigrationJob } from "./Migration.ts"
 import { deployedServices, finalizerName, ownerLabels, ownerReference, workloadName } from "./Names.ts"
 import { networkPolicyNames, renderNetworkPolicies } from "./NetworkPolicies.ts"
 import { ensureExportKey } from "./ExportKey.ts"
+import { detectIssuer, ensureServingCertificates } from "./ServingCerts.ts"
 import { renderClusterRbac } from "./Rbac.ts"
 import { renderConsoleConfig, renderServiceConfigs } from "./RenderConfig.ts"
 import { type ConditionInput, deploymentReadiness, mergeConditions, servicesPhase, storedStatus, toServiceStatus, worldConditions } from "./Status.ts"
@@ -166,11 +168,12 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
       const spec = decoded.right
       conditions.push({ type: "BYOValidated", status: "True", reason: "Validated", message: "spec and references are valid" })
 
-      // 4. Compute the desired state from the spec.
+      // 4. Compute the desired state from the spec (and who issues the serving certificates in this cluster).
       const renderCtx = { namespace, apiGroup, toolPrefix: config.toolPrefix }
       const configs = renderServiceConfigs(spec, renderCtx)
+      const certificates = yield* detectIssuer(cluster)
       const workloads = [...renderWorkloads(spec, {
-        cr, apiGroup, image: config.image, consoleImage: config.consoleImage, configs,
+        cr, apiGroup, image: config.image, consoleImage: config.consoleImage, configs, certificates,
         ...(spec.console.enabled ? { consoleConfig: renderConsoleConfig(spec, renderCtx) } : {})
       }), ...renderOpa(spec, { cr, apiGroup })]
       const rbac = renderClusterRbac(spec, { namespace, name, apiGroup, toolPrefix: config.toolPrefix, operator: config.serviceAccount })
@@ -187,6 +190,10 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
         // 5. Migrating: accounts and config files first (the Job mounts storage's), then the Job unless already run.
         yield* applyOwned(cluster, cr, workloads.filter(prerequisite), live)
         yield* ensureExportKey(cluster, cr, apiGroup)
+        // Serving certificates before the pods that mount them; this process's own calls to the agent and storage
+        // (the lifecycle controllers) trust the platform's CA from here on.
+        const bundle = yield* ensureServingCertificates(cluster, cr, apiGroup, deployedServices(spec), certificates)
+        if (Option.isSome(bundle)) trustAuthority(key, bundle.value)
         const hash = migrationHash(spec, config.image)
         let migration: Migration = { lastMigrationHash: storedStatus(cr).lastMigrationHash, lastMigrationTime: storedStatus(cr).lastMigrationTime }
         if (migration.lastMigrationHash !== hash) {

@@ -96,7 +96,8 @@ const common = (svc: ServiceName, ctx: RenderContext, drainSeconds: number, logL
     port: l.port ?? apiPorts[svc],
     healthPort: l.healthPort ?? healthPort,
     metricsPort: l.metricsPort ?? metricsPort,
-    tls: l.tls === undefined ? undefined : { certFile: l.tls.certFile, keyFile: l.tls.keyFile, caFile: l.tls.caFile },
+    // In a cluster, the files of the pod's `tls` volume (ServingCerts.ts).
+    tls: l.tls ?? { certFile: `${paths.tlsDir}/tls.crt`, keyFile: `${paths.tlsDir}/tls.key`, caFile: `${paths.tlsDir}/ca.crt` },
     shutdown: { drainSeconds },
     logging: { level: level(logLevel) }
   })

@@ -27,6 +27,7 @@ import {
 import { exportKeyDir, exportKeyFileName, exportKeySecretName } from "./ExportKey.ts"
 import { type ServiceConfigs, storageValkeySecrets } from "./RenderConfig.ts"
 import { serviceCommand } from "./ServiceCommand.ts"
+import { type CertificateIssuer, serviceAnnotations, tlsVolume } from "./ServingCerts.ts"
 
 export interface WorkloadContext {
   readonly cr: KubeObject
@@ -36,6 +37,8 @@ export interface WorkloadContext {
   readonly consoleImage: string
   readonly configs: ServiceConfigs
   readonly consoleConfig?: Record<string, unknown>
+  /** Who issues the services' serving certificates (default the operator's own CA). */
+  readonly certificates?: CertificateIssuer
 }
 
 export const toYaml = (config: Record<string, unknown>): string => YAML.stringify(config, { sortMapEntries: false })
@@ -198,7 +201,7 @@ const objectsFor = (ctx: WorkloadContext, svc: ServiceName | "console", key: str
   {
     apiVersion: "v1",
     kind: "Service",
-    metadata: meta(ctx, svc),
+    metadata: { ...meta(ctx, svc), ...(svc === "console" ? {} : serviceAnnotations(svc, ctx.certificates ?? "operator")) },
     spec: { type: "ClusterIP", selector: podSelector(svc, ctx.cr.metadata.name), ports: servicePorts }
   }
 ]
@@ -222,7 +225,7 @@ export const renderWorkloads = (spec: PlatformSpec, ctx: WorkloadContext): Reado
       ports,
       probePort: healthPort,
       grace: drainSeconds(svc, spec) + graceMargin,
-      mounts: serviceMounts(svc, spec),
+      mounts: [...serviceMounts(svc, spec), tlsVolume(svc, ctx.certificates ?? "operator")],
       env: serviceEnv(svc, spec)
     }, [
       { name: "api", port: apiPorts[svc], targetPort: "api", protocol: "TCP" },
