@@ -38,6 +38,11 @@ export default tseslint.config(
     }
   },
   {
+    // dprint drops the comma of a TSX generic arrow (`<T,>(...) =>`), which then parses as JSX.
+    files: ["**/*.tsx"],
+    rules: { "@effect/dprint": "off" }
+  },
+  {
     // Tests read untyped answers (JSON bodies, raw objects of the dev API server) with `as any` on purpose.
     files: ["packages/*/test/**", "packages/*/journeys/**", "packages/*/scenarios/**", "bench/**"],
     rules: { "@typescript-eslint/no-explicit-any": "off" }
