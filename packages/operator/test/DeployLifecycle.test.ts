@@ -36,7 +36,7 @@ const builtInGroups = new Set(["", "apps", "batch", "autoscaling", "policy", "co
 const required = LifecycleRbac.filter((row) => row.localOnly === undefined)
 const calls = (rows: typeof LifecycleRbac) => rows.flatMap((row) => row.verbs.map((verb) => ({ group: row.group, resource: row.resource, verb })))
 /** Resources the platform reconciler also uses: the operator's role grants them more than the lifecycle needs. */
-const sharedWithPlatform = new Set(["kubemends", "deployments", "jobs", "secrets", "configmaps"])
+const sharedWithPlatform = new Set(["kubemends", "deployments", "jobs", "secrets", "configmaps", "horizontalpodautoscalers", "poddisruptionbudgets"])
 const callKey = (c: { readonly group: string; readonly resource: string; readonly verb: string }) => `${c.verb} ${c.group}/${c.resource}`
 const grants = (rules: ReadonlyArray<PolicyRule>, group: string, resource: string, verb: string) =>
   rules.some((r) => r.resourceNames === undefined && (r.apiGroups ?? []).includes(group) &&

@@ -88,9 +88,10 @@ export const world = (settings: Partial<OperatorSettings> = {}) =>
       for (const d of kube.list("apps/v1", "Deployment", namespace)) {
         const svc = d.metadata.labels?.["app.kubernetes.io/name"] ?? ""
         const ok = ready.includes(svc)
+        const replicas = (d.spec as { replicas?: number } | undefined)?.replicas ?? 1
         kube.put({
           ...d,
-          status: { observedGeneration: d.metadata.generation, replicas: 1, updatedReplicas: 1, readyReplicas: ok ? 1 : 0 }
+          status: { observedGeneration: d.metadata.generation, replicas, updatedReplicas: replicas, readyReplicas: ok ? replicas : 0 }
         })
       }
     }

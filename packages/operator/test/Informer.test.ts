@@ -100,7 +100,8 @@ describe("platform controller in process", () => {
       for (const job of kube.list("batch/v1", "Job", namespace)) kube.put({ ...job, status: { succeeded: 1 } })
       yield* eventually(() => phase() === "Deploying")
       for (const d of kube.list("apps/v1", "Deployment", namespace)) {
-        kube.put({ ...d, status: { observedGeneration: d.metadata.generation, replicas: 1, updatedReplicas: 1, readyReplicas: 1 } })
+        const replicas = (d.spec as { replicas?: number } | undefined)?.replicas ?? 1
+        kube.put({ ...d, status: { observedGeneration: d.metadata.generation, replicas, updatedReplicas: replicas, readyReplicas: replicas } })
       }
       yield* eventually(() => phase() === "Running")
     })))

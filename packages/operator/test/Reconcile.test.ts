@@ -30,10 +30,10 @@ describe("platform reconcile", () => {
       expect(w.status().phase).toBe("Running")
       expect(settled.requeueAfter).toEqual(Duration.minutes(5))
       expect(w.status().services).toEqual([
-        { name: "gateway", ready: true, readyReplicas: 1, desiredReplicas: 1 },
-        { name: "agent", ready: true, readyReplicas: 1, desiredReplicas: 1 },
-        { name: "storage", ready: true, readyReplicas: 1, desiredReplicas: 1 },
-        { name: "signals", ready: true, readyReplicas: 1, desiredReplicas: 1 }
+        { name: "gateway", ready: true, readyReplicas: 2, desiredReplicas: 2 },
+        { name: "agent", ready: true, readyReplicas: 2, desiredReplicas: 2 },
+        { name: "storage", ready: true, readyReplicas: 2, desiredReplicas: 2 },
+        { name: "signals", ready: true, readyReplicas: 2, desiredReplicas: 2 }
       ])
       expect(w.condition("ServicesDeployed")).toMatchObject({ status: "True" })
       expect(w.condition("BYOValidated")).toMatchObject({ status: "True" })
@@ -51,7 +51,7 @@ describe("platform reconcile", () => {
       const r = yield* w.reconcile
       expect(w.status().phase).toBe("Degraded")
       expect(r.requeueAfter).toEqual(Duration.seconds(10))
-      expect(w.status().services.find((s: any) => s.name === "agent")).toEqual({ name: "agent", ready: false, readyReplicas: 0, desiredReplicas: 1 })
+      expect(w.status().services.find((s: any) => s.name === "agent")).toEqual({ name: "agent", ready: false, readyReplicas: 0, desiredReplicas: 2 })
       expect(w.condition("ServicesDeployed")).toMatchObject({ status: "False", reason: "NotReady", message: "not ready: agent" })
     })))
 

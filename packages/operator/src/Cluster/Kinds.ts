@@ -23,6 +23,8 @@ const builtins: Record<string, KindInfo> = {
   "apps/v1/Deployment": { plural: "deployments", namespaced: true },
   "batch/v1/Job": { plural: "jobs", namespaced: true },
   "networking.k8s.io/v1/NetworkPolicy": { plural: "networkpolicies", namespaced: true },
+  "policy/v1/PodDisruptionBudget": { plural: "poddisruptionbudgets", namespaced: true },
+  "autoscaling/v2/HorizontalPodAutoscaler": { plural: "horizontalpodautoscalers", namespaced: true },
   "rbac.authorization.k8s.io/v1/ClusterRole": { plural: "clusterroles", namespaced: false },
   "rbac.authorization.k8s.io/v1/ClusterRoleBinding": { plural: "clusterrolebindings", namespaced: false },
   "rbac.authorization.k8s.io/v1/Role": { plural: "roles", namespaced: true },

@@ -25,7 +25,7 @@ import {
   writeStatus
 } from "./Apply.ts"
 import { jobState, migrationHash, renderMigrationJob } from "./Migration.ts"
-import { deployedServices, finalizerName, ownerLabels, ownerReference, workloadName } from "./Names.ts"
+import { deployedServices, finalizerName, ownerLabels, ownerReference, services, workloadName } from "./Names.ts"
 import { networkPolicyNames, renderNetworkPolicies } from "./NetworkPolicies.ts"
 import { ensureExportKey } from "./ExportKey.ts"
 import { detectIssuer, ensureServingCertificates } from "./ServingCerts.ts"
@@ -36,6 +36,7 @@ import { ansibleReady } from "../Execution/AnsibleReady.ts"
 import { validateReferences } from "./Validate.ts"
 import { renderOpa } from "./Opa.ts"
 import { renderWorkloads } from "./Workloads.ts"
+import { keepScaled } from "./Availability.ts"
 
 export type ReconcileError = K8sUnavailable | K8sNotFound | K8sConflict
 
@@ -56,6 +57,8 @@ const namespacedKinds = [
   ["v1", "ConfigMap"],
   ["v1", "Service"],
   ["apps/v1", "Deployment"],
+  ["policy/v1", "PodDisruptionBudget"],
+  ["autoscaling/v2", "HorizontalPodAutoscaler"],
   ["batch/v1", "Job"],
   ["networking.k8s.io/v1", "NetworkPolicy"],
   ["rbac.authorization.k8s.io/v1", "RoleBinding"]
@@ -216,16 +219,22 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
         conditions.push({ type: "MigrationComplete", status: "True", reason: "Migrated", message: `schema at ${hash}` })
 
         // 6. Deploying: Deployments, Services, console, network policies; what was switched off is removed.
-        const deployed = yield* applyOwned(cluster, cr, [...workloads.filter((o) => !prerequisite(o)), ...policies], live)
+        const deployed = yield* applyOwned(cluster, cr, [...workloads.filter((o) => !prerequisite(o)).map((o) => keepScaled(o, live)), ...policies], live)
         const labels = ownerLabels(apiGroup, namespace, name)
         const keptPolicies = new Set(policies.map((p) => p.metadata.name))
+        const rendered = new Set(workloads.map((o) => `${o.kind}/${o.metadata.name}`))
         yield* removeOwned(cluster, cr, [
           ...(spec.console.enabled ? [] : (["Deployment", "Service", "ConfigMap", "ServiceAccount"] as const).map((kind) => ({
             apiVersion: kind === "Deployment" ? "apps/v1" : "v1", kind, name: workloadName("console"), namespace
           }))),
           ...networkPolicyNames.filter((n) => !keptPolicies.has(n)).map((n) => ({
             apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", name: n, namespace
-          }))
+          })),
+          // A budget or autoscaler switched off (or a service down to one replica) goes too.
+          ...[...services, "console" as const].flatMap((svc) =>
+            ([["policy/v1", "PodDisruptionBudget"], ["autoscaling/v2", "HorizontalPodAutoscaler"]] as const)
+              .filter(([, kind]) => !rendered.has(`${kind}/${workloadName(svc)}`))
+              .map(([apiVersion, kind]) => ({ apiVersion, kind, name: workloadName(svc), namespace })))
         ], live, labels)
 
         // 7. RBAC: cluster-scoped, so owned through labels and the finalizer; stale roles and bindings are pruned.

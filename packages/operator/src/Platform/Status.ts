@@ -17,8 +17,9 @@ export interface DeploymentReadiness extends ServiceStatus {
 export const deploymentReadiness = (name: string, deployment: KubeObject | undefined): DeploymentReadiness => {
   if (deployment === undefined) return { name, ready: false, readyReplicas: 0, desiredReplicas: 1, rollingOut: true }
   const spec = (deployment.spec ?? {}) as { replicas?: number }
-  const status = (deployment.status ?? {}) as { observedGeneration?: number; readyReplicas?: number; updatedReplicas?: number }
-  const desired = spec.replicas ?? 1
+  const status = (deployment.status ?? {}) as { observedGeneration?: number; replicas?: number; readyReplicas?: number; updatedReplicas?: number }
+  // Under a HorizontalPodAutoscaler the spec leaves replicas to it: the Deployment's current count is desired.
+  const desired = spec.replicas ?? status.replicas ?? 1
   const ready = status.readyReplicas ?? 0
   const observed = (status.observedGeneration ?? 0) >= (deployment.metadata.generation ?? 1)
   const updated = status.updatedReplicas ?? ready

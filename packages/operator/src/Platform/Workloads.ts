@@ -28,6 +28,7 @@ import { exportKeyDir, exportKeyFileName, exportKeySecretName } from "./ExportKe
 import { type ServiceConfigs, storageValkeySecrets } from "./RenderConfig.ts"
 import { serviceCommand } from "./ServiceCommand.ts"
 import { type CertificateIssuer, serviceAnnotations, tlsVolume } from "./ServingCerts.ts"
+import { availabilityObjects, deploymentAvailability } from "./Availability.ts"
 
 export interface WorkloadContext {
   readonly cr: KubeObject
@@ -156,12 +157,13 @@ const deployment = (ctx: WorkloadContext, spec: PlatformSpec, p: PodShape): Kube
     ...p.mounts
   ]
   const resources = resourcesOf(p.svc, spec)
+  const availability = deploymentAvailability(spec, p.svc, ctx.cr.metadata.name)
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
     metadata: meta(ctx, p.svc),
     spec: {
-      replicas: 1,
+      ...availability.replicas,
       selector: { matchLabels: selector },
       template: {
         metadata: {
@@ -172,6 +174,7 @@ const deployment = (ctx: WorkloadContext, spec: PlatformSpec, p: PodShape): Kube
           serviceAccountName: workloadName(p.svc),
           terminationGracePeriodSeconds: p.grace,
           securityContext: podSecurity,
+          ...availability.pod,
           ...(spec.image.pullSecrets === undefined ? {} : { imagePullSecrets: spec.image.pullSecrets.map((s) => ({ name: s.name })) }),
           containers: [{
             name: p.svc,
@@ -202,11 +205,21 @@ const objectsFor = (ctx: WorkloadContext, svc: ServiceName | "console", key: str
     apiVersion: "v1",
     kind: "Service",
     metadata: { ...meta(ctx, svc), ...(svc === "console" ? {} : serviceAnnotations(svc, ctx.certificates ?? "operator")) },
-    spec: { type: "ClusterIP", selector: podSelector(svc, ctx.cr.metadata.name), ports: servicePorts }
-  }
+    spec: {
+      type: "ClusterIP",
+      selector: podSelector(svc, ctx.cr.metadata.name),
+      ports: servicePorts,
+      // MCP sessions, A2A tasks and rate limits live in each gateway process: keep a client on one pod.
+      ...(svc === "gateway" ? { sessionAffinity: "ClientIP" } : {})
+    }
+  },
+  ...availabilityObjects(spec, svc, meta(ctx, svc), ctx.cr.metadata.name)
 ]
 
-/** ServiceAccount, ConfigMap, Deployment, Service for each service (and the console when enabled), in apply order. */
+/**
+ * ServiceAccount, ConfigMap, Deployment, Service (and PodDisruptionBudget, HorizontalPodAutoscaler as enabled) for
+ * each service and the console when enabled, in apply order.
+ */
 export const renderWorkloads = (spec: PlatformSpec, ctx: WorkloadContext): ReadonlyArray<KubeObject> => {
   const imageOf = (c: ServiceName | "console", fallback: string) => spec.image.overrides?.[c] ?? fallback
   const perService = deployedServices(spec).flatMap((svc) => {

@@ -132,13 +132,15 @@ const pass = (kube: DevKube, o: KubeletOptions, since: Map<string, string>) =>
       const service = deployment.metadata.name.replace(/^kubemend-/, "")
       const url = o.readyz[service]
       if (url === undefined) continue
-      const ready = (await readyOf(url)) ? 1 : 0
+      // One process serves all of a service's replicas here: ready means every desired replica is.
+      const desired = Number((deployment["spec"] as { replicas?: number } | undefined)?.replicas ?? 1)
+      const ready = (await readyOf(url)) ? desired : 0
       const status = (deployment["status"] ?? {}) as Record<string, unknown>
       const generation = deployment.metadata["generation"] ?? 1
       if (status["readyReplicas"] === ready && status["observedGeneration"] === generation) continue
       await kube.put({
         ...deployment,
-        status: { ...status, observedGeneration: generation, replicas: 1, updatedReplicas: 1, readyReplicas: ready, availableReplicas: ready }
+        status: { ...status, observedGeneration: generation, replicas: desired, updatedReplicas: desired, readyReplicas: ready, availableReplicas: ready }
       })
     }
     return derivedAlerts(kube, o.demoNamespace, since, now)

@@ -1,9 +1,9 @@
 /**
- * Platform CR blocks for what the platform runs on: images, PostgreSQL, Valkey, monitoring, network policies and
- * the optional Ansible automation backend.
+ * Platform CR blocks for what the platform runs on: images, PostgreSQL, Valkey, monitoring, network policies, high
+ * availability and the optional Ansible automation backend.
  */
 import { Schema } from "effect"
-import { Enum, Int, NonEmpty, optional, StringMap, withDefault } from "../Common.ts"
+import { Enum, Int, NonEmpty, optional, StringMap, withBlockDefault, withDefault } from "../Common.ts"
 import { secretKeyRef } from "./Shared.ts"
 
 const Port = Int.pipe(Schema.between(1, 65535, { message: () => "must be a port between 1 and 65535" }))
@@ -76,3 +76,34 @@ export const Ansible = Schema.Struct({
     message: "is required when ansible.enabled is true"
   })
 )
+
+const Replicas = Int.pipe(Schema.between(1, 50, { message: () => "must be between 1 and 50" }))
+
+/**
+ * How many pods of each service run and how they survive node loss (not in the original's CRD, which renders one
+ * of each). Keys name the CR's blocks: `apiFrontend` (MCP/A2A gateway), `agent`, `dataStorage`, `gateway` (signal
+ * ingestion), `console`. The operator's own replicas (leader + standby) are in deploy/operator/operator.yaml.
+ */
+export const HighAvailability = Schema.Struct({
+  replicas: withBlockDefault(Schema.Struct({
+    apiFrontend: withDefault(Replicas, 2),
+    agent: withDefault(Replicas, 2),
+    dataStorage: withDefault(Replicas, 2),
+    gateway: withDefault(Replicas, 2),
+    console: withDefault(Replicas, 2)
+  })),
+  /** A PodDisruptionBudget (maxUnavailable 1) for every service with more than one replica. */
+  podDisruptionBudgets: withDefault(Schema.Boolean, true),
+  /** Each service's pods spread over `topologyKey`: preferred (ScheduleAnyway) or required (DoNotSchedule). */
+  topologySpread: withBlockDefault(Schema.Struct({
+    enabled: withDefault(Schema.Boolean, true),
+    topologyKey: withDefault(NonEmpty, "kubernetes.io/hostname"),
+    whenUnsatisfiable: withDefault(Enum("ScheduleAnyway", "DoNotSchedule"), "ScheduleAnyway")
+  })),
+  /** HorizontalPodAutoscalers on CPU between the service's replicas and `maxReplicas`; off by default. */
+  autoscaling: withBlockDefault(Schema.Struct({
+    enabled: withDefault(Schema.Boolean, false),
+    maxReplicas: withDefault(Replicas, 6),
+    targetCPUUtilizationPercentage: withDefault(Int.pipe(Schema.between(1, 100, { message: () => "must be between 1 and 100" })), 75)
+  }))
+})

@@ -22,7 +22,7 @@ import {
   SignalProcessing,
   WorkflowExecutionConfig
 } from "./Controllers.ts"
-import { Ansible, Image, Monitoring, NetworkPolicies, PostgreSQL, Valkey } from "./Infra.ts"
+import { Ansible, HighAvailability, Image, Monitoring, NetworkPolicies, PostgreSQL, Valkey } from "./Infra.ts"
 
 export const PlatformKind = "Kubemend"
 export const PlatformPlural = "kubemends"
@@ -48,7 +48,9 @@ export const PlatformSpec = Schema.Struct({
   authWebhook: withBlockDefault(AuthWebhook),
   dataStorage: withBlockDefault(DataStorage),
   console: withBlockDefault(Console),
-  networkPolicies: withBlockDefault(NetworkPolicies)
+  networkPolicies: withBlockDefault(NetworkPolicies),
+  /** Replicas, disruption budgets, topology spread and autoscaling of the services. */
+  highAvailability: withBlockDefault(HighAvailability)
 })
 /** The decoded spec: every default filled in. */
 export interface PlatformSpec extends Schema.Schema.Type<typeof PlatformSpec> {}
