@@ -36,8 +36,7 @@ export const defaults = {
 } as const
 
 /** Pod name in a cluster (the Downward API sets it as the hostname); host and pid for processes on one machine. */
-export const defaultIdentity = (podName: Option.Option<string>): string =>
-  Option.getOrElse(podName, () => `${hostname()}_${process.pid}`)
+export const defaultIdentity = (podName: Option.Option<string>): string => Option.getOrElse(podName, () => `${hostname()}_${process.pid}`)
 
 /** client-go's checks: a leader must step down before its lease can expire, and retry at least once before that. */
 export const validate = (s: LeaderElectionSettings): Option.Option<string> =>
@@ -62,8 +61,7 @@ export class LeaderElection extends Context.Tag("@kubemend/core/LeaderElection")
 
 /** `work` under the process's election when there is one, else at once (single-process tests and tools). */
 export const whenLeading = <R>(work: Effect.Effect<void, never, R | Scope.Scope>) =>
-  Effect.flatMap(Effect.serviceOption(LeaderElection), (election) =>
-    Option.isSome(election) ? election.value.whenLeading(work) : work)
+  Effect.flatMap(Effect.serviceOption(LeaderElection), (election) => Option.isSome(election) ? election.value.whenLeading(work) : work)
 
 const shuttingDown = "shutting down"
 
@@ -124,9 +122,13 @@ export const make = (settings: LeaderElectionSettings) =>
     const acquire = k8s.acquireLease(leaseName, identity, settings.leaseDuration).pipe(
       Effect.tapError((e) =>
         e._tag === "K8sLeaseHeld"
-          ? Effect.flatMap(Ref.getAndSet(lastSeen, e.holder), (before) =>
-            before === e.holder ? Effect.void : Effect.logInfo(`leader election: ${e.holder} leads ${leaseName}; ${identity} is standing by`).pipe(log))
-          : Effect.logWarning("leader election: acquire failed; retrying", e).pipe(log)),
+          ? Effect.flatMap(
+            Ref.getAndSet(lastSeen, e.holder),
+            (before) =>
+              before === e.holder ? Effect.void : Effect.logInfo(`leader election: ${e.holder} leads ${leaseName}; ${identity} is standing by`).pipe(log)
+          )
+          : Effect.logWarning("leader election: acquire failed; retrying", e).pipe(log)
+      ),
       Effect.retry(retry)
     )
     // One renew: retried every retryPeriod until it succeeds or renewDeadline has passed; another holder ends it at once.
@@ -153,7 +155,8 @@ export const make = (settings: LeaderElectionSettings) =>
           Effect.tap(() => Effect.logInfo(`leader election: ${identity} released ${leaseName}`).pipe(log)),
           Effect.catchAll((e) => Effect.logWarning("leader election: release failed; the lease expires by itself", e).pipe(log))
         )
-      }))
+      })
+    )
     yield* Effect.forkScoped(Effect.forever(term))
 
     const whenLeadingImpl = <R>(work: Effect.Effect<void, never, R | Scope.Scope>) =>

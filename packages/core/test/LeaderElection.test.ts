@@ -120,10 +120,12 @@ it.effect("work registered while leading starts at once and stops with its own s
 it.effect("the layer provides the election to whenLeading", () =>
   Effect.gen(function* () {
     const ran = yield* Ref.make(0)
-    const fiber = yield* Effect.fork(Effect.scoped(Effect.gen(function* () {
-      yield* whenLeading(Ref.update(ran, (n) => n + 1))
-      yield* Effect.never
-    })).pipe(Effect.provide(LeaderElection.layer(settings("pod-a")))))
+    const fiber = yield* Effect.fork(
+      Effect.scoped(Effect.gen(function* () {
+        yield* whenLeading(Ref.update(ran, (n) => n + 1))
+        yield* Effect.never
+      })).pipe(Effect.provide(LeaderElection.layer(settings("pod-a"))))
+    )
     yield* TestClock.adjust("10 seconds")
     expect(yield* Ref.get(ran)).toBe(1)
     yield* Fiber.interrupt(fiber)

@@ -31,7 +31,10 @@ describe("high availability of the rendered services", () => {
       }
       expect(names(pdbs())).toEqual(workloads)
       const gatewayPdb = pdbs().find((p) => p.metadata.name === "kubemend-gateway") as any
-      expect(gatewayPdb.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: { "app.kubernetes.io/name": "gateway", "app.kubernetes.io/instance": "kubemend" } } })
+      expect(gatewayPdb.spec).toEqual({
+        maxUnavailable: 1,
+        selector: { matchLabels: { "app.kubernetes.io/name": "gateway", "app.kubernetes.io/instance": "kubemend" } }
+      })
       expect(gatewayPdb.metadata.ownerReferences).toMatchObject([{ kind: "Kubemend", name: "kubemend", controller: true }])
       expect(hpas()).toEqual([])
       // Until gateway state is shared, a client stays on one gateway pod.

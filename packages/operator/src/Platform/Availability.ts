@@ -44,7 +44,12 @@ export const availabilityObjects = (
   const ha = spec.highAvailability
   const replicas = replicasOf(spec, svc)
   const pdb: ReadonlyArray<KubeObject> = ha.podDisruptionBudgets && (replicas > 1 || ha.autoscaling.enabled)
-    ? [{ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: meta, spec: { maxUnavailable: 1, selector: { matchLabels: podSelector(svc, instance) } } }]
+    ? [{
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: meta,
+      spec: { maxUnavailable: 1, selector: { matchLabels: podSelector(svc, instance) } }
+    }]
     : []
   const hpa: ReadonlyArray<KubeObject> = ha.autoscaling.enabled
     ? [{
@@ -55,7 +60,10 @@ export const availabilityObjects = (
         scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: meta.name },
         minReplicas: replicas,
         maxReplicas: Math.max(replicas, ha.autoscaling.maxReplicas),
-        metrics: [{ type: "Resource", resource: { name: "cpu", target: { type: "Utilization", averageUtilization: ha.autoscaling.targetCPUUtilizationPercentage } } }]
+        metrics: [{
+          type: "Resource",
+          resource: { name: "cpu", target: { type: "Utilization", averageUtilization: ha.autoscaling.targetCPUUtilizationPercentage } }
+        }]
       }
     }]
     : []

@@ -12,7 +12,9 @@ import { electionSettings, OperatorConfig } from "../OperatorConfig.ts"
 export const localElection = (kubeconfig: string, apiGroup: string) => {
   const config = OperatorConfig.defaults
   const settings = { ...electionSettings(config), identity: defaultIdentity(Option.none()) }
-  return Layer.build(LeaderElection.layer(settings).pipe(
-    Layer.provide(Layer.merge(K8sLive.layer({ namespace: config.serviceAccount.namespace, apiGroup, kubeconfig }), Metrics.Default))
-  ))
+  return Layer.build(
+    LeaderElection.layer(settings).pipe(
+      Layer.provide(Layer.merge(K8sLive.layer({ namespace: config.serviceAccount.namespace, apiGroup, kubeconfig }), Metrics.Default))
+    )
+  )
 }
