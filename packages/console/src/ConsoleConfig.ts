@@ -2,10 +2,11 @@
  * The console's settings, from the `console` config provider (YAML `CONFIG_FILE` + `CONSOLE_*` env): where the
  * gateway is, the OIDC issuer and confidential client (the Secret's `client-id`, `client-secret`, `cookie-secret`
  * arrive as `CONSOLE_CLIENT_ID`, `CONSOLE_CLIENT_SECRET`, `CONSOLE_COOKIE_SECRET`), the public redirect URL and
- * the proxy timeouts of document 3.
+ * the proxy timeouts of document 3. Each secret may instead name a file (`clientIdFile`, …): the mounted Secret.
  */
-import { Config, Context, Duration, Layer, Redacted } from "effect"
+import { Config, ConfigError, Context, Duration, Either, Layer, Redacted } from "effect"
 import { duration } from "@kubemend/core/Config"
+import * as Fs from "node:fs"
 import { fileURLToPath } from "node:url"
 
 export interface ConsoleSettings {
@@ -41,12 +42,26 @@ export const isSecure = (settings: Pick<ConsoleSettings, "redirectURL">) => new 
 const url = (name: string) =>
   Config.string(name).pipe(Config.validate({ message: "must be an absolute http(s) URL", validation: (s) => /^https?:\/\/[^/]/.test(s) }))
 
+/** `name` itself, or the trimmed content of the file `<name>File` (a mounted Secret key, as the operator renders it). */
+const secret = (name: string) =>
+  Config.redacted(name).pipe(Config.orElse(() =>
+    Config.string(`${name}File`).pipe(Config.mapOrFail((path) => {
+      try {
+        return Either.right(Redacted.make(Fs.readFileSync(path, "utf8").trim()))
+      } catch (e) {
+        return Either.left(ConfigError.InvalidData([`${name}File`], `cannot read ${path}: ${String(e)}`))
+      }
+    }))))
+
 const consoleConfig = Config.all({
   gatewayURL: url("gatewayURL"),
   issuerURL: url("issuerURL"),
-  clientId: Config.string("clientId").pipe(Config.validate({ message: "must not be empty", validation: (s) => s !== "" })),
-  clientSecret: Config.redacted("clientSecret"),
-  cookieSecret: Config.redacted("cookieSecret").pipe(
+  clientId: secret("clientId").pipe(
+    Config.map(Redacted.value),
+    Config.validate({ message: "must not be empty", validation: (s) => s !== "" })
+  ),
+  clientSecret: secret("clientSecret"),
+  cookieSecret: secret("cookieSecret").pipe(
     Config.validate({ message: "must be at least 16 characters", validation: (s) => Redacted.value(s).length >= 16 })
   ),
   redirectURL: url("redirectURL"),

@@ -15,8 +15,6 @@ export interface OperatorSettings {
   readonly toolPrefix: string
   /** Release image every service runs (`node --conditions=kubemend-dist packages/<svc>/dist/main.js`, see Platform/ServiceCommand.ts); `spec.image.overrides` wins. */
   readonly image: string
-  /** Image of the web console. */
-  readonly consoleImage: string
   /** Concurrent reconciles (distinct keys; one key is never reconciled twice at once). */
   readonly workers: number
   /** Distinct keys the work queue holds before adds wait. */
@@ -61,7 +59,6 @@ export class OperatorConfig extends Context.Tag("@kubemend/operator/OperatorConf
     apiGroup: "kubemend.io",
     toolPrefix: "svc",
     image: "ghcr.io/kubemend/kubemend:0.1.0",
-    consoleImage: "ghcr.io/kubemend/kubemend-console:0.1.0",
     workers: 2,
     queueCapacity: 1000,
     backoffBase: Duration.millis(500),
@@ -95,7 +92,6 @@ const settingsConfig: Config.Config<OperatorSettings> = Config.all({
   apiGroup: Config.string("apiGroup").pipe(Config.withDefault(d.apiGroup)),
   toolPrefix: Config.string("toolPrefix").pipe(Config.withDefault(d.toolPrefix)),
   image: Config.string("image").pipe(Config.withDefault(d.image)),
-  consoleImage: Config.string("consoleImage").pipe(Config.withDefault(d.consoleImage)),
   workers: intInRange("workers", 1, 64).pipe(Config.withDefault(d.workers)),
   queueCapacity: intInRange("queueCapacity", 1, 1_000_000).pipe(Config.withDefault(d.queueCapacity)),
   backoffBase: dur("backoffBase", d.backoffBase),

@@ -143,7 +143,7 @@ describe("platform reconcile", () => {
     Effect.scoped(Effect.gen(function* () {
       const w = yield* world()
       yield* w.settle(spec((s) => {
-        s.console = { enabled: true, auth: { secretName: "console-auth" } }
+        s.console = { enabled: true, auth: { secretName: "console-auth" }, route: { host: "console.example.com" } }
         s.networkPolicies = { enabled: true, monitoringNamespace: "monitoring", gatewayIngressNamespaces: ["ingress"] }
       }))
       expect(w.status().phase).toBe("Running")
@@ -151,7 +151,17 @@ describe("platform reconcile", () => {
       const consoleCm = w.kube.get("v1", "ConfigMap", "kubemend-console", namespace) as any
       const consoleConfig = YAML.parse(consoleCm.data["console.yaml"])
       expect(consoleConfig.issuerURL).toBe("https://issuer.example.com")
-      expect(consoleConfig.routes).toContainEqual({ path: "/a2a/", timeoutSeconds: 3600, buffering: false })
+      expect(consoleConfig).toMatchObject({
+        port: 4180, a2aTimeout: "3600s", mcpTimeout: "30s", redirectURL: "https://console.example.com/oauth2/callback",
+        clientIdFile: "/etc/kubemend/secrets/console/client-id", cookieSecretFile: "/etc/kubemend/secrets/console/cookie-secret"
+      })
+      // One image for every service: the console is its package in the release image.
+      const consolePod = (w.deployment("console") as any).spec.template.spec
+      expect(consolePod.containers[0].command).toEqual(["node", "--conditions=kubemend-dist", "--enable-source-maps", "packages/console/dist/main.js"])
+      expect(consolePod.volumes).toContainEqual({ name: "console-auth", secret: expect.objectContaining({ secretName: "console-auth" }) })
+      // The gateway lets the console's browsers in.
+      const gatewayCm = w.kube.get("v1", "ConfigMap", "kubemend-gateway", namespace) as any
+      expect(YAML.parse(gatewayCm.data["config.yaml"]).allowedOrigins).toEqual(["https://console.example.com"])
       const policies = w.kube.list("networking.k8s.io/v1", "NetworkPolicy", namespace).map((p) => p.metadata.name).sort()
       expect(policies).toContain("kubemend-default-deny-ingress")
       expect(policies).toContain("kubemend-metrics-ingress")

@@ -40,7 +40,7 @@ describe("the signal service in the platform", () => {
 
   it("is deployed as its own workload unless gateway.enabled is false", () => {
     const cr = { apiVersion: "kubemend.io/v1alpha1", kind: "Kubemend", metadata: { name: "kubemend", namespace: "kubemend-system", uid: "u" } }
-    const workloads = (s: typeof spec) => renderWorkloads(s, { cr, apiGroup: "kubemend.io", image: "img", consoleImage: "c", configs: renderServiceConfigs(s, ctx) })
+    const workloads = (s: typeof spec) => renderWorkloads(s, { cr, apiGroup: "kubemend.io", image: "img", configs: renderServiceConfigs(s, ctx) })
     const deployment = workloads(spec).find((o) => o.kind === "Deployment" && o.metadata.name === "kubemend-signals") as any
     expect(deployment.spec.template.spec.containers[0].command).toEqual(serviceCommand("signals"))
     expect(workloads(spec).some((o) => o.kind === "Service" && o.metadata.name === "kubemend-signals")).toBe(true)

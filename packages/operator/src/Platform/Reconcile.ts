@@ -176,7 +176,7 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
       const configs = renderServiceConfigs(spec, renderCtx)
       const certificates = yield* detectIssuer(cluster)
       const workloads = [...renderWorkloads(spec, {
-        cr, apiGroup, image: config.image, consoleImage: config.consoleImage, configs, certificates,
+        cr, apiGroup, image: config.image, configs, certificates,
         ...(spec.console.enabled ? { consoleConfig: renderConsoleConfig(spec, renderCtx) } : {})
       }), ...renderOpa(spec, { cr, apiGroup })]
       const rbac = renderClusterRbac(spec, { namespace, name, apiGroup, toolPrefix: config.toolPrefix, operator: config.serviceAccount })

@@ -8,7 +8,7 @@
 import type { PlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { normalizeLlmProvider } from "@kubemend/core/domain/Platform/index"
 import { exportKeyDir, exportKeyFileName } from "./ExportKey.ts"
-import { apiPorts, healthPort, metricsPort, paths, type ServiceName, serviceUrl, workloadName } from "./Names.ts"
+import { apiPorts, consolePort, healthPort, metricsPort, paths, type ServiceName, serviceUrl, workloadName } from "./Names.ts"
 
 export interface Listener {
   readonly bindAddress?: string
@@ -53,6 +53,10 @@ export interface RenderContext {
   readonly allowInsecureIssuers?: boolean
   /** Kubeconfig YAML text for the services (the local platform); in a cluster they use their service account. */
   readonly kubeconfig?: string
+  /** The console as browsers reach it (origin); default `https://<console.route.host>`, else a port-forward's. */
+  readonly consoleUrl?: string
+  /** The console's listener (the local platform) and where its Secret's keys are (default the pod's mount). */
+  readonly console?: { readonly listener?: Listener; readonly secretDir?: string }
 }
 
 export interface ServiceConfigs {
@@ -111,12 +115,21 @@ const storageClient = (ctx: RenderContext) => ({ url: urlOf("storage", ctx), tok
 const providers = (list: ReadonlyArray<PlatformSpec["apiFrontend"]["auth"]["jwtProviders"][number]>) =>
   list.map((p) => defined({ ...p, audiences: [...p.audiences] }))
 
+/**
+ * The console's browser-facing origin: given by the caller, else its route's host over https, else what
+ * `kubectl port-forward svc/kubemend-console 4180` gives.
+ */
+export const consoleUrl = (spec: PlatformSpec, ctx: Pick<RenderContext, "consoleUrl">) =>
+  ctx.consoleUrl ?? (spec.console.route.host === undefined ? `http://localhost:${consolePort}` : `https://${spec.console.route.host}`)
+
 const renderGateway = (spec: PlatformSpec, ctx: RenderContext): Record<string, unknown> => {
   const af = spec.apiFrontend
   const monitoring = monitoringUrls(spec, ctx)
   const prefix = ctx.toolPrefix ?? "svc"
   return {
     ...common("gateway", ctx, af.shutdown.drainSeconds, af.logging.level),
+    // The console's proxy passes its browsers' Origin on; the gateway lets only that one in.
+    ...(spec.console.enabled ? { allowedOrigins: [consoleUrl(spec, ctx)] } : {}),
     kubernetes: defined({ namespace: ctx.namespace, apiGroup: ctx.apiGroup, kubeconfig: ctx.kubeconfig }),
     toolPrefix: prefix,
     mcp: { enabled: af.enabled },
@@ -337,23 +350,30 @@ export const renderServiceConfigs = (spec: PlatformSpec, ctx: RenderContext): Se
   signals: renderSignals(spec, ctx)
 })
 
-/** The console's proxy file: routes of document 3 (SSE unbuffered on `/a2a/`), issuer, upstream gateway. */
+/**
+ * The console's config (packages/console ConsoleConfig): the gateway it proxies to, the issuer (the console's own
+ * `auth.issuerURL`, else the first JWT provider's, else `apiFrontend.auth.issuerURL`), the Secret's keys as files,
+ * and its callback under its browser-facing URL. Its listeners are those of every service, the API on 4180.
+ */
 export const renderConsoleConfig = (spec: PlatformSpec, ctx: RenderContext): Record<string, unknown> => {
   const auth = spec.apiFrontend.auth
   const issuer = spec.console.auth?.issuerURL ?? auth.jwtProviders[0]?.issuerURL ?? auth.issuerURL
+  const l = ctx.console?.listener ?? {}
+  const secrets = ctx.console?.secretDir ?? paths.consoleSecretDir
   return defined({
-    port: 4180,
-    upstream: urlOf("gateway", ctx),
+    bindAddress: l.bindAddress ?? "0.0.0.0",
+    port: l.port ?? consolePort,
+    healthPort: l.healthPort ?? healthPort,
+    metricsPort: l.metricsPort ?? metricsPort,
+    tls: l.tls === undefined ? undefined : { certFile: l.tls.certFile, keyFile: l.tls.keyFile },
+    shutdown: { drainSeconds: spec.apiFrontend.shutdown.drainSeconds },
+    gatewayURL: urlOf("gateway", ctx),
     issuerURL: issuer,
-    clientIdFile: `${paths.consoleSecretDir}/client-id`,
-    clientSecretFile: `${paths.consoleSecretDir}/client-secret`,
-    cookieSecretFile: `${paths.consoleSecretDir}/cookie-secret`,
-    healthPath: "/healthz",
-    routes: [
-      { path: "/a2a/", timeoutSeconds: 3600, buffering: false },
-      { path: "/mcp", timeoutSeconds: 30 },
-      { path: "/.well-known/", rewrite: false }
-    ],
-    spaFallback: true
+    clientIdFile: `${secrets}/client-id`,
+    clientSecretFile: `${secrets}/client-secret`,
+    cookieSecretFile: `${secrets}/cookie-secret`,
+    redirectURL: `${consoleUrl(spec, ctx)}/oauth2/callback`,
+    a2aTimeout: "3600s",
+    mcpTimeout: "30s"
   })
 }

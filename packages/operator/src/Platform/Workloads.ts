@@ -35,7 +35,6 @@ export interface WorkloadContext {
   readonly apiGroup: string
   /** Release image of the services (spec.image.overrides wins per component). */
   readonly image: string
-  readonly consoleImage: string
   readonly configs: ServiceConfigs
   readonly consoleConfig?: Record<string, unknown>
   /** Who issues the services' serving certificates (default the operator's own CA). */
@@ -183,7 +182,7 @@ const deployment = (ctx: WorkloadContext, spec: PlatformSpec, p: PodShape): Kube
             ...(p.command.length === 0 ? {} : { command: p.command }),
             env: [{ name: "CONFIG_FILE", value: `${paths.configDir}/${p.configKey}` }, ...p.env],
             ports: p.ports,
-            readinessProbe: probe(p.svc === "console" ? "/healthz" : "/readyz", 5),
+            readinessProbe: probe("/readyz", 5),
             livenessProbe: { ...probe("/healthz", 10), initialDelaySeconds: 10 },
             ...(resources === undefined ? {} : { resources }),
             securityContext: containerSecurity,
@@ -247,16 +246,24 @@ export const renderWorkloads = (spec: PlatformSpec, ctx: WorkloadContext): Reado
   })
   if (!spec.console.enabled || ctx.consoleConfig === undefined) return perService
   const text = toYaml(ctx.consoleConfig)
+  // The console runs from the same image as every service, with the same health and metrics listeners.
   return [...perService, ...objectsFor(ctx, "console", consoleConfigKey, text, {
     svc: "console",
-    image: imageOf("console", ctx.consoleImage),
-    command: [],
+    image: imageOf("console", ctx.image),
+    command: serviceCommand("console"),
     configKey: consoleConfigKey,
     configText: text,
-    ports: [{ name: "http", containerPort: consolePort, protocol: "TCP" }],
-    probePort: consolePort,
-    grace: 30,
+    ports: [
+      { name: "http", containerPort: consolePort, protocol: "TCP" },
+      { name: "health", containerPort: healthPort, protocol: "TCP" },
+      { name: "metrics", containerPort: metricsPort, protocol: "TCP" }
+    ],
+    probePort: healthPort,
+    grace: spec.apiFrontend.shutdown.drainSeconds + graceMargin,
     mounts: [secretMount("console-auth", spec.console.auth?.secretName ?? "", paths.consoleSecretDir)],
     env: []
-  }, [{ name: "http", port: consolePort, targetPort: "http", protocol: "TCP" }], spec)]
+  }, [
+    { name: "http", port: consolePort, targetPort: "http", protocol: "TCP" },
+    { name: "metrics", port: metricsPort, targetPort: "metrics", protocol: "TCP" }
+  ], spec)]
 }
