@@ -16,6 +16,7 @@ export const serviceNamespaces: Readonly<Record<string, string>> = {
   agent: "aiagent_api_",
   storage: "datastorage_",
   signals: "gateway_",
+  console: "console_",
   operator: "svc_"
 }
 

@@ -82,7 +82,7 @@ describe("local platform (npm start)", () => {
       trustAuthority("local", Fs.readFileSync(stack.tls.caFile, "utf8"))
       if (built) {
         const commands = processesOf(state)
-        expect(commands.filter((c) => c.includes("/dist/main.js"))).toHaveLength(4)
+        expect(commands.filter((c) => c.includes("/dist/main.js"))).toHaveLength(5)
         expect(commands.filter((c) => /tsx|\.ts( |$)/.test(c))).toEqual([])
       }
 
@@ -109,7 +109,7 @@ describe("local platform (npm start)", () => {
       // Every service's scrape document: the default process series in the service's namespace, none unprefixed;
       // the gateway's all af_ but audit_events_dropped_total (document 1); valid for Prometheus (promtool check
       // metrics, when promtool is installed; required under CI).
-      for (const svc of ["gateway", "agent", "storage", "signals"] as const) {
+      for (const svc of ["gateway", "agent", "storage", "signals", "console"] as const) {
         const body = await (await fetch(`${stack[svc].metricsUrl}/metrics`)).text()
         const names = [...new Set(body.split("\n").filter((l) => l !== "" && !l.startsWith("#")).map((l) => l.split(/[{ ]/)[0]!))]
         const prefix = serviceNamespaces[svc]!
@@ -119,6 +119,11 @@ describe("local platform (npm start)", () => {
         // The agent's alignmentCircuitBreakerTotal is named by document 3 as the original exposes it.
         if (!promtool.skip) checkMetrics(promtool, body, ["alignmentCircuitBreakerTotal"])
       }
+      // The console serves its app behind sign-in: a browser without a session is sent to the dev issuer's page.
+      const signIn = await fetch(`${stack.console.url}/remediations`, { redirect: "manual" })
+      expect(signIn.headers.get("location")).toBe("/oauth2/sign_in?rd=%2Fremediations")
+      const toIssuer = await fetch(new URL(signIn.headers.get("location")!, stack.console.url), { redirect: "manual" })
+      expect(toIssuer.headers.get("location")).toMatch(new RegExp(`^${stack.issuer.url}/authorize\\?`))
       // The summary's promised line: the operator took the platform CR to Running.
       const until = Date.now() + 120_000
       while (!/platform CR kubemend-system\/kubemend is Running/.test(output) && Date.now() < until) await new Promise((r) => setTimeout(r, 200))

@@ -71,7 +71,9 @@ const Section = ({ title, events, pick }: { title: string; events: ReadonlyArray
 export const RemediationDetail = ({ id }: { id: string }) => {
   const [phaseSeen, setPhaseSeen] = useState("")
   const detail = useLoad(() => callTool<Detail>("svc_get_remediation", { rr_id: id }), [id, phaseSeen])
-  const trail = useLoad(() => callTool<{ events: Array<AuditEvent> }>("svc_get_audit_trail", { rr_id: id }), [id, phaseSeen])
+  // The gateway's own record of tool calls about this remediation (ours included) is not part of its story.
+  const trail = useLoad(() => callTool<{ events: Array<AuditEvent> }>("svc_get_audit_trail", { rr_id: id })
+    .then((t) => ({ events: t.events.filter((e) => !e.event_type.endsWith(".tool.executed")) })), [id, phaseSeen])
   const live = useLivePhase(id, setPhaseSeen)
   return (
     <PageSection>

@@ -56,7 +56,7 @@ export interface RenderContext {
   /** The console as browsers reach it (origin); default `https://<console.route.host>`, else a port-forward's. */
   readonly consoleUrl?: string
   /** The console's listener (the local platform) and where its Secret's keys are (default the pod's mount). */
-  readonly console?: { readonly listener?: Listener; readonly secretDir?: string }
+  readonly console?: { readonly listener?: Listener; readonly secretDir?: string; readonly caFile?: string }
 }
 
 export interface ServiceConfigs {
@@ -365,7 +365,8 @@ export const renderConsoleConfig = (spec: PlatformSpec, ctx: RenderContext): Rec
     port: l.port ?? consolePort,
     healthPort: l.healthPort ?? healthPort,
     metricsPort: l.metricsPort ?? metricsPort,
-    tls: l.tls === undefined ? undefined : { certFile: l.tls.certFile, keyFile: l.tls.keyFile },
+    // The CA its calls to the gateway trust (the local platform's; in a cluster not mounted yet).
+    tls: ctx.console?.caFile === undefined ? undefined : { caFile: ctx.console.caFile },
     shutdown: { drainSeconds: spec.apiFrontend.shutdown.drainSeconds },
     gatewayURL: urlOf("gateway", ctx),
     issuerURL: issuer,

@@ -54,6 +54,7 @@ export const platformCr = (issuerUrl: string, llm: LocalLlm, alertsUrl: string) 
     aiAnalysis: { policy: { configMapName: "approval-policy" }, confidenceThreshold: "0.8" },
     signalProcessing: { policy: { configMapName: "sp-policy" } },
     monitoring: { enabled: true, metricsURL: alertsUrl, alertManagerURL: alertsUrl },
+    console: { enabled: true, auth: { secretName: consoleSecretName } },
     apiFrontend: {
       auth: { jwtProviders: [{ name: "dev", issuerURL: issuerUrl, audiences: [audience] }] },
       severityTriage: { enabled: true },
@@ -68,6 +69,15 @@ export const platformCr = (issuerUrl: string, llm: LocalLlm, alertsUrl: string) 
 })
 
 const b64 = (s: string) => Buffer.from(s).toString("base64")
+
+/** The console's OIDC client at the dev issuer, and the Secret the CR names for it (keys as document 3 lists). */
+export const consoleSecretName = "console-oidc"
+export const consoleSecret = (keys: Readonly<Record<"client-id" | "client-secret" | "cookie-secret", string>>) => ({
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name: consoleSecretName, namespace },
+  data: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, b64(v)]))
+})
 
 /** The ServiceAccount Alertmanager posts signals with (`serviceTokens.alertmanager`), and its grant to send. */
 export const alertmanagerIdentity = { namespace: "monitoring", name: "alertmanager" } as const

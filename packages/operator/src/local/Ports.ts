@@ -15,6 +15,7 @@ export interface LocalPorts {
   readonly agent: { readonly port: number; readonly healthPort: number; readonly metricsPort: number }
   readonly storage: { readonly port: number; readonly healthPort: number; readonly metricsPort: number }
   readonly signals: { readonly port: number; readonly healthPort: number; readonly metricsPort: number }
+  readonly console: { readonly port: number; readonly healthPort: number; readonly metricsPort: number }
 }
 
 /** Gateway keeps 8443/8081/9090; the others sit next to it, as they would on their own pods. */
@@ -30,6 +31,7 @@ export const choosePorts = (auto: boolean) =>
       gateway: yield* listener(8443, 8081, 9090),
       agent: yield* listener(8444, 8082, 9091),
       storage: yield* listener(8080, 8083, 9092),
-      signals: yield* listener(8085, 8084, 9094)
+      signals: yield* listener(8085, 8084, 9094),
+      console: yield* listener(4180, 8086, 9095)
     } satisfies LocalPorts
   })

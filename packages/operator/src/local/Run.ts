@@ -12,13 +12,14 @@ import { Storage } from "@kubemend/core/Storage"
 import { StorageApi } from "@kubemend/core/StorageApi"
 import { trustAuthority } from "@kubemend/core/Tls/Trust"
 import { Config, Duration, Effect, Either, Layer, Option, Redacted, Schedule } from "effect"
+import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
 import { LifecycleAudit, layerInProcess as lifecycleInProcess } from "../Lifecycle/index.ts"
 import { notificationInbox } from "./NotificationInbox.ts"
 import { layerInProcess } from "../Operator.ts"
-import { renderServiceConfigs } from "../Platform/RenderConfig.ts"
+import { renderConsoleConfig, renderServiceConfigs } from "../Platform/RenderConfig.ts"
 import { runLocalKubelet } from "./Kubelet.ts"
 import { localElection } from "./Leadership.ts"
 import { seedCluster, serviceIdentity } from "./Cluster.ts"
@@ -27,7 +28,7 @@ import { localScripts } from "./Investigations.ts"
 import { choosePorts } from "./Ports.ts"
 import { localTls } from "./Tls.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
-import { alertmanagerIdentity, alertmanagerObjects, apiGroup, audience, llmFrom, namespace, platformCr, referencedObjects, toolPrefix } from "./Platform.ts"
+import { alertmanagerIdentity, alertmanagerObjects, apiGroup, audience, consoleSecret, llmFrom, namespace, platformCr, referencedObjects, toolPrefix } from "./Platform.ts"
 import { runSignalGenerator } from "./SignalGenerator.ts"
 import { printSummary, reportWhenRunning, type StackJson } from "./Summary.ts"
 
@@ -96,7 +97,13 @@ export const localPlatform = Effect.gen(function* () {
   const ports = yield* choosePorts(autoPorts)
 
   const kube = yield* DevKube.scoped({ port: ports.kube, apiGroup })
-  const issuer = yield* makeIssuer({ port: ports.issuer, audience })
+  // The console is a confidential client of the dev issuer, as it would be of a real identity provider.
+  const consoleKeys = {
+    "client-id": "kubemend-console",
+    "client-secret": randomBytes(24).toString("base64url"),
+    "cookie-secret": randomBytes(32).toString("base64url")
+  }
+  const issuer = yield* makeIssuer({ port: ports.issuer, audience, clients: { [consoleKeys["client-id"]]: consoleKeys["client-secret"] } })
   const llmServer = yield* ScriptedLlm.scoped({ port: ports.llm, scripts: localScripts })
   const alerts = yield* makeAlerts({ port: ports.alerts })
   // Demo notifications (approvals waiting, escalations, ineffective remediations) are delivered here.
@@ -107,7 +114,7 @@ export const localPlatform = Effect.gen(function* () {
   const llm = llmFrom(process.env, llmServer.url)
 
   const cr = paced(platformCr(issuer.url, llm, alerts.url), pace.stabilization)
-  yield* seedCluster(kube, root, [...referencedObjects(llm), ...alertmanagerObjects, cr])
+  yield* seedCluster(kube, root, [...referencedObjects(llm), consoleSecret(consoleKeys), ...alertmanagerObjects, cr])
   const spec = Either.getOrThrowWith(decodePlatformSpec(cr.spec), (issues) => new Error(JSON.stringify(issues)))
 
   const identities = {
@@ -133,7 +140,10 @@ export const localPlatform = Effect.gen(function* () {
   const apiKeyFile = Path.join(dir, "llm-api-key")
   Fs.writeFileSync(apiKeyFile, llm.apiKey, { mode: 0o600 })
 
-  const configs = renderServiceConfigs(spec, {
+  const consoleSecretDir = Path.join(dir, "console-oidc")
+  Fs.mkdirSync(consoleSecretDir, { recursive: true })
+  for (const [key, value] of Object.entries(consoleKeys)) Fs.writeFileSync(Path.join(consoleSecretDir, key), value, { mode: 0o600 })
+  const renderCtx = {
     namespace,
     apiGroup,
     toolPrefix,
@@ -147,8 +157,11 @@ export const localPlatform = Effect.gen(function* () {
     },
     files: { llmApiKeyFile: apiKeyFile, dataDir: Path.join(stateRoot, ".data") },
     embeddedDatabase: { dataDir: Path.join(stateRoot, ".data", "postgres") },
-    allowInsecureIssuers: true
-  })
+    allowInsecureIssuers: true,
+    consoleUrl: url(ports.console.port),
+    console: { listener: { bindAddress: "127.0.0.1", ...ports.console }, secretDir: consoleSecretDir, caFile: tls.caFile }
+  }
+  const configs = renderServiceConfigs(spec, renderCtx)
 
   const start = (name: "gateway" | "agent" | "storage" | "signals") =>
     Effect.gen(function* () {
@@ -183,7 +196,8 @@ export const localPlatform = Effect.gen(function* () {
       gateway: `${url(ports.gateway.healthPort)}/readyz`,
       agent: `${url(ports.agent.healthPort)}/readyz`,
       storage: `${url(ports.storage.healthPort)}/readyz`,
-      signals: `${url(ports.signals.healthPort)}/readyz`
+      signals: `${url(ports.signals.healthPort)}/readyz`,
+      console: `${url(ports.console.healthPort)}/readyz`
     },
     apiGroup,
     workflowNamespace,
@@ -203,6 +217,10 @@ export const localPlatform = Effect.gen(function* () {
   yield* Effect.all([start("agent"), start("gateway")], { concurrency: 2 })
   // After the others: a third TypeScript process loading at once slows every start on a small machine.
   yield* start("signals")
+  const consoleConfigFile = Path.join(dir, "console.yaml")
+  Fs.writeFileSync(consoleConfigFile, Yaml.stringify(renderConsoleConfig(spec, renderCtx)))
+  const consoleProc = yield* spawnService({ name: "console", root, configFile: consoleConfigFile, quiet }, Duration.seconds(10))
+  yield* waitHealthy(consoleProc, `${url(ports.console.healthPort)}/healthz`, Duration.seconds(60))
 
   // The remediation lifecycle: analyses through the agent's REST contract, approvals, blocks, workflow Jobs from the
   // storage catalog (run by the local kubelet above), and a trickle of new signals so a connected client sees
@@ -242,6 +260,7 @@ export const localPlatform = Effect.gen(function* () {
     storage: { url: api(ports.storage.port), healthUrl: url(ports.storage.healthPort), metricsUrl: url(ports.storage.metricsPort) },
     signals: { url: api(ports.signals.port), healthUrl: url(ports.signals.healthPort), metricsUrl: url(ports.signals.metricsPort) },
     tls: { caFile: tls.caFile },
+    console: { url: url(ports.console.port), healthUrl: url(ports.console.healthPort), metricsUrl: url(ports.console.metricsPort) },
     kube: { url: kube.url },
     issuer: { url: issuer.url },
     llm: { url: llmServer.url, provider: llm.provider, model: llm.model },

@@ -15,6 +15,8 @@ export interface StackJson {
   readonly signals: Endpoint
   /** The devkit CA that signed every API's certificate (`url`s are https; health and metrics are plain http). */
   readonly tls: { readonly caFile: string }
+  /** The web console (sign in through the dev issuer's persona page). */
+  readonly console: Endpoint
   readonly kube: { readonly url: string }
   readonly issuer: { readonly url: string }
   readonly llm: { readonly url: string; readonly provider: string; readonly model: string }
@@ -46,6 +48,7 @@ export const printSummary = (stack: StackJson, elapsedMs: number) => {
     "",
     `Kubemend is running (ready in ${(elapsedMs / 1000).toFixed(1)} s)`,
     "",
+    `  console   ${stack.console.url}  (open it in a browser; sign in by picking a persona)`,
     `  gateway   ${stack.gateway.url}  (MCP ${stack.gateway.url}/mcp, A2A ${stack.gateway.url}/a2a/invoke, status ${stack.gateway.url}/a2a/status)`,
     `            health ${stack.gateway.healthUrl}/readyz  metrics ${stack.gateway.metricsUrl}/metrics`,
     `  agent     ${stack.agent.url}  (REST /api/v1/incident/…, MCP /api/v1/mcp)`,
