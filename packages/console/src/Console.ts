@@ -19,14 +19,17 @@ import { Sessions } from "./Sessions.ts"
 const lastAnswers = HttpMiddleware.make((app) =>
   app.pipe(
     Effect.catchAll((e) =>
-      HttpServerError.isServerError(e) && e._tag === "RouteNotFound" ? problemResponse(noRoute(e.request), e.request.url) : Effect.fail(e)),
+      HttpServerError.isServerError(e) && e._tag === "RouteNotFound" ? problemResponse(noRoute(e.request), e.request.url) : Effect.fail(e)
+    ),
     Effect.catchAllDefect((defect) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         yield* Effect.logError("request failed", Cause.die(defect))
         return yield* problemResponse(new InternalError({}), request.url)
-      }))
-  ))
+      })
+    )
+  )
+)
 
 const ApiLive = Layer.unwrapEffect(Effect.map(ConsoleRoutes, (router) => HttpServer.serve(router.pipe(lastAnswers, drainGuard, apiHeaders))))
 

@@ -51,7 +51,8 @@ const secret = (name: string) =>
       } catch (e) {
         return Either.left(ConfigError.InvalidData([`${name}File`], `cannot read ${path}: ${String(e)}`))
       }
-    }))))
+    }))
+  ))
 
 const consoleConfig = Config.all({
   gatewayURL: url("gatewayURL"),

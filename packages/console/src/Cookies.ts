@@ -73,8 +73,9 @@ export const writeCookie = (
   maxAge: number,
   options: CookieOptions
 ): Array<string> => {
-  const parts = value.length <= chunkSize ? [value] : Array.from({ length: Math.ceil(value.length / chunkSize) }, (_, i) =>
-    value.slice(i * chunkSize, (i + 1) * chunkSize))
+  const parts = value.length <= chunkSize ?
+    [value] :
+    Array.from({ length: Math.ceil(value.length / chunkSize) }, (_, i) => value.slice(i * chunkSize, (i + 1) * chunkSize))
   const names = parts.length === 1 ? [name] : parts.map((_, i) => `${name}.${i}`)
   const written = names.map((n, i) => `${n}=${parts[i]}${attributes(options, maxAge)}`)
   const stale = [...cookies.keys()].filter((n) => (n === name || n.startsWith(`${name}.`)) && !names.includes(n))

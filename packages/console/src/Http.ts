@@ -16,8 +16,16 @@ import { loadApp } from "./Static.ts"
 
 /** `script-src 'self'` and nothing inline; the app talks only to this origin. */
 const contentSecurityPolicy = [
-  "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "font-src 'self' data:",
-  "connect-src 'self'", "object-src 'none'", "base-uri 'self'", "form-action 'self'", "frame-ancestors 'none'"
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'"
 ].join("; ")
 
 export const securityHeaders = (https: boolean): Record<string, string> => ({
@@ -34,8 +42,7 @@ const withCookies = (response: HttpServerResponse.HttpServerResponse, setCookie:
 const redirect = (location: string, setCookie: ReadonlyArray<string>) =>
   withCookies(HttpServerResponse.empty({ status: 302, headers: { location, "cache-control": "no-store" } }), setCookie)
 
-const signInFailedPage = (detail: string) =>
-  HttpServerResponse.text(`Sign-in failed: ${detail}\n\nOpen /oauth2/sign_in to try again.\n`, { status: 401 })
+const signInFailedPage = (detail: string) => HttpServerResponse.text(`Sign-in failed: ${detail}\n\nOpen /oauth2/sign_in to try again.\n`, { status: 401 })
 
 export const ConsoleRoutes = Effect.gen(function* () {
   const settings = yield* ConsoleConfig
@@ -62,7 +69,8 @@ export const ConsoleRoutes = Effect.gen(function* () {
           bearer: session?.session.accessToken,
           headers: { ...headers, ...(session === undefined || session.setCookie.length === 0 ? {} : { "set-cookie": session.setCookie }) },
           problemBase
-        }))
+        })
+      )
       // Written above; the platform only records it.
       return HttpServerResponse.empty()
     })
@@ -86,31 +94,45 @@ export const ConsoleRoutes = Effect.gen(function* () {
 
   const router = HttpRouter.empty.pipe(
     HttpRouter.get("/healthz", HttpServerResponse.text("ok")),
-    HttpRouter.get("/oauth2/sign_in", Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const rd = new URL(request.url, "http://console").searchParams.get("rd")
-      return yield* sessions.start(rd).pipe(
-        Effect.map(({ location, setCookie }) => redirect(location, [setCookie])),
-        Effect.catchTag("SignInFailed", (e) => Effect.succeed(signInFailedPage(e.detail).pipe(HttpServerResponse.setStatus(503)))))
-    })),
-    HttpRouter.get("/oauth2/callback", Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      return yield* sessions.callback(new URL(request.url, "http://console").search, request.headers.cookie).pipe(
-        Effect.map(({ location, setCookie }) => redirect(location, setCookie)),
-        Effect.catchTag("SignInFailed", (e) => Effect.succeed(signInFailedPage(e.detail))))
-    })),
-    HttpRouter.post("/oauth2/sign_out", Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const { location, setCookie } = yield* sessions.signOut(request.headers.cookie)
-      return withCookies(HttpServerResponse.unsafeJson({ location }), setCookie)
-    })),
-    HttpRouter.get("/oauth2/userinfo", Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const current = yield* sessions.current(request.headers.cookie)
-      if (Option.isNone(current)) return yield* problemResponse(new Unauthenticated({ reason: "missing_header", detail: "not signed in" }))
-      const { session, setCookie } = current.value
-      return withCookies(HttpServerResponse.unsafeJson({ user: session.user, groups: session.groups, expiresAt: session.expiresAt }), setCookie)
-    })),
+    HttpRouter.get(
+      "/oauth2/sign_in",
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const rd = new URL(request.url, "http://console").searchParams.get("rd")
+        return yield* sessions.start(rd).pipe(
+          Effect.map(({ location, setCookie }) => redirect(location, [setCookie])),
+          Effect.catchTag("SignInFailed", (e) => Effect.succeed(signInFailedPage(e.detail).pipe(HttpServerResponse.setStatus(503))))
+        )
+      })
+    ),
+    HttpRouter.get(
+      "/oauth2/callback",
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        return yield* sessions.callback(new URL(request.url, "http://console").search, request.headers.cookie).pipe(
+          Effect.map(({ location, setCookie }) => redirect(location, setCookie)),
+          Effect.catchTag("SignInFailed", (e) => Effect.succeed(signInFailedPage(e.detail)))
+        )
+      })
+    ),
+    HttpRouter.post(
+      "/oauth2/sign_out",
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const { location, setCookie } = yield* sessions.signOut(request.headers.cookie)
+        return withCookies(HttpServerResponse.unsafeJson({ location }), setCookie)
+      })
+    ),
+    HttpRouter.get(
+      "/oauth2/userinfo",
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const current = yield* sessions.current(request.headers.cookie)
+        if (Option.isNone(current)) return yield* problemResponse(new Unauthenticated({ reason: "missing_header", detail: "not signed in" }))
+        const { session, setCookie } = current.value
+        return withCookies(HttpServerResponse.unsafeJson({ user: session.user, groups: session.groups, expiresAt: session.expiresAt }), setCookie)
+      })
+    ),
     HttpRouter.all("/a2a/*", proxied(settings.a2aTimeout, "required")),
     HttpRouter.all("/mcp", proxied(settings.mcpTimeout, "required")),
     HttpRouter.all("/.well-known/*", proxied(settings.mcpTimeout, "optional")),
@@ -122,6 +144,7 @@ export const ConsoleRoutes = Effect.gen(function* () {
     Effect.gen(function* () {
       yield* HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
       return yield* inner
-    }))
+    })
+  )
   return router.pipe(secured)
 })

@@ -10,10 +10,30 @@ import * as Https from "node:https"
 import { ProblemContentType } from "@kubemend/core/Problem"
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and what must not cross the proxy in either direction. */
-const dropRequest = new Set(["connection", "keep-alive", "proxy-authorization", "proxy-connection", "te", "trailer",
-  "transfer-encoding", "upgrade", "host", "cookie", "authorization"])
-const dropResponse = new Set(["connection", "keep-alive", "proxy-authenticate", "proxy-connection", "te", "trailer",
-  "transfer-encoding", "upgrade", "set-cookie"])
+const dropRequest = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "cookie",
+  "authorization"
+])
+const dropResponse = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "set-cookie"
+])
 
 export interface ProxyOptions {
   readonly upstream: string
@@ -52,8 +72,7 @@ export const forward = (req: Http.IncomingMessage, res: Http.ServerResponse, opt
       finished = true
       resolve()
     }
-    request.setTimeout(options.timeoutMs, () =>
-      request.destroy(Object.assign(new Error("upstream timeout"), { code: "UPSTREAM_TIMEOUT" })))
+    request.setTimeout(options.timeoutMs, () => request.destroy(Object.assign(new Error("upstream timeout"), { code: "UPSTREAM_TIMEOUT" })))
     request.on("response", (upstream) => {
       const out: Http.OutgoingHttpHeaders = { ...options.headers }
       for (const [name, value] of Object.entries(upstream.headers)) {

@@ -85,7 +85,10 @@ export class Sessions extends Effect.Service<Sessions>()("@kubemend/console/Sess
           nonce
         })
         const sealed = yield* Effect.promise(() => sealer.seal({ verifier, state, nonce, rd: localPath(rd) }, loginMaxAge))
-        return { location: location.toString(), setCookie: `${loginCookie}=${sealed}; Path=/oauth2; Max-Age=${loginMaxAge}; HttpOnly; SameSite=Lax${cookieOptions.secure ? "; Secure" : ""}` }
+        return {
+          location: location.toString(),
+          setCookie: `${loginCookie}=${sealed}; Path=/oauth2; Max-Age=${loginMaxAge}; HttpOnly; SameSite=Lax${cookieOptions.secure ? "; Secure" : ""}`
+        }
       })
 
     /** Trades the code for tokens (checking state, nonce and PKCE) and answers the session cookie and where to go. */
@@ -98,12 +101,13 @@ export class Sessions extends Effect.Service<Sessions>()("@kubemend/console/Sess
         const current = new URL(settings.redirectURL)
         current.search = search
         const tokens = yield* Effect.tryPromise({
-          try: () => client.authorizationCodeGrant(config, current, {
-            pkceCodeVerifier: String(login.verifier),
-            expectedState: String(login.state),
-            expectedNonce: String(login.nonce),
-            idTokenExpected: true
-          }),
+          try: () =>
+            client.authorizationCodeGrant(config, current, {
+              pkceCodeVerifier: String(login.verifier),
+              expectedState: String(login.state),
+              expectedNonce: String(login.nonce),
+              idTokenExpected: true
+            }),
           catch: (e) => new SignInFailed({ detail: e instanceof Error ? e.message : String(e) })
         })
         const { session, setCookie } = yield* sessionCookies(cookies, tokens)

@@ -49,7 +49,9 @@ export const makeBrowser = () => {
         const form = new URLSearchParams(new URL(hop.url).searchParams)
         form.set("persona", persona)
         hop = await request(new URL("/authorize", hop.url).toString(), {
-          method: "POST", body: form.toString(), headers: { "content-type": "application/x-www-form-urlencoded" }
+          method: "POST",
+          body: form.toString(),
+          headers: { "content-type": "application/x-www-form-urlencoded" }
         })
         continue
       }

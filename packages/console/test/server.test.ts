@@ -40,9 +40,13 @@ layer(harness(), { excludeTestServices: true })("console server", (it) => {
     Effect.gen(function* () {
       const { url, issuer } = yield* Harness
       const { browser } = yield* signIn(url, "remediation-approver")
-      const echoed = yield* promise(() => browser.request(`${url}/a2a/invoke`, {
-        method: "POST", body: "{\"jsonrpc\":\"2.0\"}", headers: { authorization: "Bearer forged", "content-type": "application/json" }
-      }))
+      const echoed = yield* promise(() =>
+        browser.request(`${url}/a2a/invoke`, {
+          method: "POST",
+          body: "{\"jsonrpc\":\"2.0\"}",
+          headers: { authorization: "Bearer forged", "content-type": "application/json" }
+        })
+      )
       assert.strictEqual(echoed.status, 200)
       const seen = JSON.parse(echoed.body)
       assert.strictEqual(seen.url, "/a2a/invoke")

@@ -90,7 +90,10 @@ export const harness = (overrides: Partial<ConsoleSettings> = {}) =>
     }
     const port = yield* freePort
     const resolved = { ...settings, redirectURL: `http://127.0.0.1:${port}/oauth2/callback` }
-    return Layer.effect(Harness, Effect.gen(function* () {
-      return { url: `http://127.0.0.1:${yield* apiPort}`, issuer, upstream, settings: resolved }
-    })).pipe(Layer.provideMerge(ConsoleLive), Layer.provide(Layer.mergeAll(ConsoleConfig.layer(resolved), ServerConfig.layer({ port }))))
+    return Layer.effect(
+      Harness,
+      Effect.gen(function* () {
+        return { url: `http://127.0.0.1:${yield* apiPort}`, issuer, upstream, settings: resolved }
+      })
+    ).pipe(Layer.provideMerge(ConsoleLive), Layer.provide(Layer.mergeAll(ConsoleConfig.layer(resolved), ServerConfig.layer({ port }))))
   })).pipe(Layer.provideMerge(DevIssuer.layer({ clients: { [client.id]: client.secret } })))

@@ -26,8 +26,15 @@ beforeAll(async () => {
   browser = await chromium.launchPersistentContext(Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-chromium-")), {
     executablePath,
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync"
+    ],
     viewport: { width: 1280, height: 800 }
   })
 }, 240_000)

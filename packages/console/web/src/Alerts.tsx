@@ -16,15 +16,18 @@ export const Alerts = () => {
     <PageSection>
       <Title headingLevel="h1">Alerts</Title>
       <Show loaded={loaded} what="alerts">
-        {({ alerts }) => alerts.length === 0 ? <p>No alerts are firing.</p> : (
-          <ul aria-label="Alerts">
-            {alerts.map((a, i) => (
-              <li key={i}><Label color={a.state === "firing" ? "red" : "orange"}>{a.state}</Label>{" "}
-                <strong>{a.labels.alertname ?? "alert"}</strong> {a.severity ?? a.labels.severity ?? ""} in {a.labels.namespace ?? "cluster"}
-                {" "}({a.labels.job ?? a.labels.source ?? "metrics backend"}, {age(a.active_at)})</li>
-            ))}
-          </ul>
-        )}
+        {({ alerts }) =>
+          alerts.length === 0 ? <p>No alerts are firing.</p> : (
+            <ul aria-label="Alerts">
+              {alerts.map((a, i) => (
+                <li key={i}>
+                  <Label color={a.state === "firing" ? "red" : "orange"}>{a.state}</Label> <strong>{a.labels.alertname ?? "alert"}</strong>{" "}
+                  {a.severity ?? a.labels.severity ?? ""} in {a.labels.namespace ?? "cluster"} ({a.labels.job ?? a.labels.source ?? "metrics backend"},{" "}
+                  {age(a.active_at)})
+                </li>
+              ))}
+            </ul>
+          )}
       </Show>
     </PageSection>
   )

@@ -3,8 +3,25 @@
  * masthead with the signed-in user and the views: remediations, approvals, investigation, audit trail, alerts.
  */
 import {
-  Alert, Button, EmptyState, EmptyStateBody, Masthead, MastheadBrand, MastheadContent, MastheadMain, Nav, NavItem, NavList, Page,
-  PageSection, PageSidebar, PageSidebarBody, Spinner, Toolbar, ToolbarContent, ToolbarItem
+  Alert,
+  Button,
+  EmptyState,
+  EmptyStateBody,
+  Masthead,
+  MastheadBrand,
+  MastheadContent,
+  MastheadMain,
+  Nav,
+  NavItem,
+  NavList,
+  Page,
+  PageSection,
+  PageSidebar,
+  PageSidebarBody,
+  Spinner,
+  Toolbar,
+  ToolbarContent,
+  ToolbarItem
 } from "@patternfly/react-core"
 import { useEffect, useState } from "react"
 import { type Access, checkAccess, me, type Me, signOut } from "./api.ts"
@@ -26,15 +43,17 @@ const views = [
 
 const Gate = ({ access }: { access: Access | "checking" }) => (
   <PageSection>
-    {access === "checking" ? <Spinner aria-label="Checking console access" /> : (
-      <EmptyState titleText={access === "denied" ? "Access denied" : "Unable to verify access"} headingLevel="h1" status="danger">
-        <EmptyStateBody>
-          {access === "denied"
-            ? "Your account is signed in but none of its groups may use the Kubemend console. Ask a platform administrator for console access."
-            : "The console could not confirm that you may use it, so it shows nothing. Reload the page to try again."}
-        </EmptyStateBody>
-      </EmptyState>
-    )}
+    {access === "checking" ?
+      <Spinner aria-label="Checking console access" /> :
+      (
+        <EmptyState titleText={access === "denied" ? "Access denied" : "Unable to verify access"} headingLevel="h1" status="danger">
+          <EmptyStateBody>
+            {access === "denied"
+              ? "Your account is signed in but none of its groups may use the Kubemend console. Ask a platform administrator for console access."
+              : "The console could not confirm that you may use it, so it shows nothing. Reload the page to try again."}
+          </EmptyStateBody>
+        </EmptyState>
+      )}
   </PageSection>
 )
 
@@ -60,28 +79,53 @@ export const App = () => {
 
   const masthead = (
     <Masthead>
-      <MastheadMain><MastheadBrand><strong>Kubemend</strong></MastheadBrand></MastheadMain>
+      <MastheadMain>
+        <MastheadBrand>
+          <strong>Kubemend</strong>
+        </MastheadBrand>
+      </MastheadMain>
       <MastheadContent>
-        <Toolbar isFullHeight><ToolbarContent>
-          <ToolbarItem align={{ default: "alignEnd" }}>{user?.user ?? ""}</ToolbarItem>
-          <ToolbarItem><Button variant="secondary" onClick={() => void signOut()}>Sign out</Button></ToolbarItem>
-        </ToolbarContent></Toolbar>
+        <Toolbar isFullHeight>
+          <ToolbarContent>
+            <ToolbarItem align={{ default: "alignEnd" }}>{user?.user ?? ""}</ToolbarItem>
+            <ToolbarItem>
+              <Button variant="secondary" onClick={() => void signOut()}>Sign out</Button>
+            </ToolbarItem>
+          </ToolbarContent>
+        </Toolbar>
       </MastheadContent>
     </Masthead>
   )
   const sidebar = access !== "allowed" ? undefined : (
-    <PageSidebar><PageSidebarBody>
-      <Nav aria-label="Console views"><NavList>
-        {views.map((v) => (
-          <NavItem key={v.path} isActive={path.startsWith(v.path) || (path === "/" && v.path === "/remediations")}
-            to={v.path} onClick={(e) => { e.preventDefault(); navigate(v.path) }}>{v.label}</NavItem>
-        ))}
-      </NavList></Nav>
-    </PageSidebarBody></PageSidebar>
+    <PageSidebar>
+      <PageSidebarBody>
+        <Nav aria-label="Console views">
+          <NavList>
+            {views.map((v) => (
+              <NavItem
+                key={v.path}
+                isActive={path.startsWith(v.path) || (path === "/" && v.path === "/remediations")}
+                to={v.path}
+                onClick={(e) => {
+                  e.preventDefault()
+                  navigate(v.path)
+                }}
+              >
+                {v.label}
+              </NavItem>
+            ))}
+          </NavList>
+        </Nav>
+      </PageSidebarBody>
+    </PageSidebar>
   )
   return (
     <Page masthead={masthead} sidebar={sidebar} isManagedSidebar>
-      {error !== undefined && <PageSection><Alert variant="danger" isInline title="Could not read who is signed in">{error}</Alert></PageSection>}
+      {error !== undefined && (
+        <PageSection>
+          <Alert variant="danger" isInline title="Could not read who is signed in">{error}</Alert>
+        </PageSection>
+      )}
       {access === "allowed" ? <View path={path} /> : <Gate access={access} />}
     </Page>
   )

@@ -17,16 +17,20 @@ const Events = ({ rr }: { rr: string }) => {
         <div className="km-scroll">
           <p>{total} events for {rr}.</p>
           <table className="pf-v6-c-table pf-m-compact" aria-label={`Audit trail of ${rr}`}>
-            <thead className="pf-v6-c-table__thead"><tr className="pf-v6-c-table__tr">
-              {["Time", "Event", "Actor", "Detail"].map((h) => <th key={h} className="pf-v6-c-table__th" scope="col">{h}</th>)}
-            </tr></thead>
+            <thead className="pf-v6-c-table__thead">
+              <tr className="pf-v6-c-table__tr">
+                {["Time", "Event", "Actor", "Detail"].map((h) => <th key={h} className="pf-v6-c-table__th" scope="col">{h}</th>)}
+              </tr>
+            </thead>
             <tbody className="pf-v6-c-table__tbody">
               {events.map((e, i) => (
                 <tr key={i} className="pf-v6-c-table__tr">
                   <td className="pf-v6-c-table__td">{e.timestamp}</td>
                   <td className="pf-v6-c-table__td">{e.event_type}</td>
                   <td className="pf-v6-c-table__td">{e.actor}</td>
-                  <td className="pf-v6-c-table__td"><span className="km-pre">{JSON.stringify(e.detail)}</span></td>
+                  <td className="pf-v6-c-table__td">
+                    <span className="km-pre">{JSON.stringify(e.detail)}</span>
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -43,8 +47,16 @@ export const AuditTrail = () => {
   return (
     <PageSection>
       <Title headingLevel="h1">Audit trail</Title>
-      <Form isHorizontal onSubmit={(e) => { e.preventDefault(); setRr(draft.trim()) }}>
-        <FormGroup label="Remediation (rr_id)" fieldId="rr"><TextInput id="rr" value={draft} onChange={(_, v) => setDraft(v)} /></FormGroup>
+      <Form
+        isHorizontal
+        onSubmit={(e) => {
+          e.preventDefault()
+          setRr(draft.trim())
+        }}
+      >
+        <FormGroup label="Remediation (rr_id)" fieldId="rr">
+          <TextInput id="rr" value={draft} onChange={(_, v) => setDraft(v)} />
+        </FormGroup>
         <Button type="submit">Show</Button>
       </Form>
       {rr !== "" && <Events rr={rr} />}

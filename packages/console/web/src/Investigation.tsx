@@ -52,7 +52,10 @@ export const Investigation = () => {
     try {
       await stream("/a2a/invoke", "message/stream", {
         message: {
-          kind: "message", role: "user", messageId: crypto.randomUUID(), parts: [{ kind: "text", text }],
+          kind: "message",
+          role: "user",
+          messageId: crypto.randomUUID(),
+          parts: [{ kind: "text", text }],
           ...(contextId.current === null ? {} : { contextId: contextId.current })
         }
       }, (_, data) => {
@@ -100,15 +103,28 @@ export const Investigation = () => {
                 <ol>{t.reasoning.map((r, j) => <li key={j} className="km-pre">{r}</li>)}</ol>
               </ExpandableSection>
             )}
-            {t.artifacts.map((a, j) => <Alert key={j} isInline variant="info" title={a.name}><div className="km-pre">{a.text}</div></Alert>)}
+            {t.artifacts.map((a, j) => (
+              <Alert key={j} isInline variant="info" title={a.name}>
+                <div className="km-pre">{a.text}</div>
+              </Alert>
+            ))}
             <div className="km-pre">{t.text === "" && t.role === "agent" && busy && i === turns.length - 1 ? "…" : t.text}</div>
           </div>
         ))}
       </div>
       {error !== undefined && <Alert isInline variant="danger" title="The agent could not answer">{error}</Alert>}
-      <Form onSubmit={(e) => { e.preventDefault(); void send() }}>
-        <TextArea aria-label="Message to the investigation agent" value={draft} onChange={(_, v) => setDraft(v)}
-          placeholder="Ask about an incident, e.g. why is checkout in demo-shop crash-looping?" />
+      <Form
+        onSubmit={(e) => {
+          e.preventDefault()
+          void send()
+        }}
+      >
+        <TextArea
+          aria-label="Message to the investigation agent"
+          value={draft}
+          onChange={(_, v) => setDraft(v)}
+          placeholder="Ask about an incident, e.g. why is checkout in demo-shop crash-looping?"
+        />
         <Button type="submit" isDisabled={busy || draft.trim() === ""} isLoading={busy}>Send</Button>
       </Form>
     </PageSection>

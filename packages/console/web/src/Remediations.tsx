@@ -20,8 +20,13 @@ export interface RemediationRow {
 }
 
 const phaseColor = (phase: string) =>
-  phase === "Completed" ? "green" : phase === "Failed" || phase === "TimedOut" ? "red" : phase === "AwaitingApproval" ? "orange"
-    : phase === "Blocked" ? "purple" : phase === "Cancelled" || phase === "Skipped" ? "grey" : "blue"
+  phase === "Completed" ? "green" : phase === "Failed" || phase === "TimedOut" ? "red" : phase === "AwaitingApproval" ?
+    "orange"
+    : phase === "Blocked"
+    ? "purple"
+    : phase === "Cancelled" || phase === "Skipped"
+    ? "grey"
+    : "blue"
 
 export const PhaseLabel = ({ phase }: { phase: string }) => <Label color={phaseColor(phase)}>{phase}</Label>
 
@@ -41,33 +46,53 @@ export const Remediations = () => {
         {({ remediations }) => {
           const phases = [...new Set(remediations.map((r) => r.phase))].sort()
           const shown = remediations.filter((r) =>
-            (phase === "" || r.phase === phase) && (text === "" || `${r.id} ${r.target}`.toLowerCase().includes(text.toLowerCase())))
+            (phase === "" || r.phase === phase) && (text === "" || `${r.id} ${r.target}`.toLowerCase().includes(text.toLowerCase()))
+          )
           return (
             <>
-              <Toolbar><ToolbarContent>
-                <ToolbarItem><SearchInput aria-label="Filter by name or target" placeholder="Filter by name or target" value={text}
-                  onChange={(_, v) => setText(v)} onClear={() => setText("")} /></ToolbarItem>
-                <ToolbarItem>
-                  <select className="pf-v6-c-form-control" aria-label="Filter by phase" value={phase} onChange={(e) => setPhase(e.target.value)}>
-                    <option value="">All phases</option>
-                    {phases.map((p) => <option key={p} value={p}>{p}</option>)}
-                  </select>
-                </ToolbarItem>
-              </ToolbarContent></Toolbar>
+              <Toolbar>
+                <ToolbarContent>
+                  <ToolbarItem>
+                    <SearchInput
+                      aria-label="Filter by name or target"
+                      placeholder="Filter by name or target"
+                      value={text}
+                      onChange={(_, v) => setText(v)}
+                      onClear={() => setText("")}
+                    />
+                  </ToolbarItem>
+                  <ToolbarItem>
+                    <select className="pf-v6-c-form-control" aria-label="Filter by phase" value={phase} onChange={(e) => setPhase(e.target.value)}>
+                      <option value="">All phases</option>
+                      {phases.map((p) => <option key={p} value={p}>{p}</option>)}
+                    </select>
+                  </ToolbarItem>
+                </ToolbarContent>
+              </Toolbar>
               <div className="km-scroll">
                 <table className="pf-v6-c-table pf-m-compact" aria-label="Remediations">
-                  <thead className="pf-v6-c-table__thead"><tr className="pf-v6-c-table__tr">
-                    {["Name", "Phase", "Severity", "Target", "Age", "Outcome"].map((h) => <th key={h} className="pf-v6-c-table__th" scope="col">{h}</th>)}
-                  </tr></thead>
+                  <thead className="pf-v6-c-table__thead">
+                    <tr className="pf-v6-c-table__tr">
+                      {["Name", "Phase", "Severity", "Target", "Age", "Outcome"].map((h) => <th key={h} className="pf-v6-c-table__th" scope="col">{h}</th>)}
+                    </tr>
+                  </thead>
                   <tbody className="pf-v6-c-table__tbody">
                     {shown.map((r) => (
                       <tr key={r.id} className="pf-v6-c-table__tr">
                         <td className="pf-v6-c-table__td" data-label="Name">
-                          <a href={`/remediations/${encodeURIComponent(r.id)}`} onClick={(e) => { e.preventDefault(); navigate(`/remediations/${encodeURIComponent(r.id)}`) }}>{r.id}</a>
+                          <a
+                            href={`/remediations/${encodeURIComponent(r.id)}`}
+                            onClick={(e) => {
+                              e.preventDefault()
+                              navigate(`/remediations/${encodeURIComponent(r.id)}`)
+                            }}
+                          >
+                            {r.id}
+                          </a>
                         </td>
                         <td className="pf-v6-c-table__td" data-label="Phase">
                           <PhaseLabel phase={r.phase} />
-                          {r.phase === "Blocked" && <> {r.block_reason ?? ""} {countdown(r.blocked_until)}</>}
+                          {r.phase === "Blocked" && <>{r.block_reason ?? ""} {countdown(r.blocked_until)}</>}
                         </td>
                         <td className="pf-v6-c-table__td" data-label="Severity">{r.severity ?? ""}</td>
                         <td className="pf-v6-c-table__td" data-label="Target">{r.target}</td>

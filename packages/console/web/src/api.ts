@@ -84,7 +84,7 @@ const openMcp = async (): Promise<string> => {
 }
 
 /** A tool's result (its JSON text parsed); a tool error or refusal is thrown with the gateway's words. */
-export const callTool = async <T,>(name: string, args: Record<string, unknown> = {}, retried = false): Promise<T> => {
+export const callTool = async <T>(name: string, args: Record<string, unknown> = {}, retried = false): Promise<T> => {
   mcpSession ??= openMcp().catch((e: unknown) => {
     mcpSession = undefined
     throw e

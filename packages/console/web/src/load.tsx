@@ -9,7 +9,8 @@ export interface Loaded<T> {
   readonly reload: () => void
 }
 
-export const useLoad = <T,>(load: () => Promise<T>, deps: ReadonlyArray<unknown>, pollMs?: number): Loaded<T> => {
+// A function declaration: in a .tsx file an arrow's `<T>` reads as JSX.
+export function useLoad<T>(load: () => Promise<T>, deps: ReadonlyArray<unknown>, pollMs?: number): Loaded<T> {
   const [data, setData] = useState<T | undefined>()
   const [error, setError] = useState<Error | undefined>()
   const [tick, setTick] = useState(0)
@@ -17,17 +18,27 @@ export const useLoad = <T,>(load: () => Promise<T>, deps: ReadonlyArray<unknown>
   useEffect(() => {
     let live = true
     load().then(
-      (d) => { if (live) { setData(d); setError(undefined) } },
-      (e: unknown) => { if (live) setError(e instanceof Error ? e : new Error(String(e))) }
+      (d) => {
+        if (live) {
+          setData(d)
+          setError(undefined)
+        }
+      },
+      (e: unknown) => {
+        if (live) setError(e instanceof Error ? e : new Error(String(e)))
+      }
     )
     const timer = pollMs === undefined ? undefined : setTimeout(reload, pollMs)
-    return () => { live = false; if (timer !== undefined) clearTimeout(timer) }
+    return () => {
+      live = false
+      if (timer !== undefined) clearTimeout(timer)
+    }
   }, [...deps, tick])
   return { data, error, reload }
 }
 
 /** The data, or a spinner while it loads, or what went wrong (a refused permission says so). */
-export const Show = <T,>({ loaded, what, children }: { loaded: Loaded<T>; what: string; children: (data: T) => ReactNode }) => {
+export function Show<T>({ loaded, what, children }: { loaded: Loaded<T>; what: string; children: (data: T) => ReactNode }) {
   if (loaded.error !== undefined && loaded.data === undefined) {
     const denied = loaded.error instanceof ApiError && loaded.error.status === 403
     return (

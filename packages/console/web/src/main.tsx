@@ -5,4 +5,8 @@ import { StrictMode } from "react"
 import { createRoot } from "react-dom/client"
 import { App } from "./App.tsx"
 
-createRoot(document.getElementById("root")!).render(<StrictMode><App /></StrictMode>)
+createRoot(document.getElementById("root")!).render(
+  <StrictMode>
+    <App />
+  </StrictMode>
+)

@@ -9,15 +9,25 @@ const verifier = "a-verifier-of-at-least-forty-three-characters-long"
 const challenge = createHash("sha256").update(verifier).digest("base64url")
 const redirect = "http://127.0.0.1:9/cb"
 
-const authorizeQuery = (extra: Record<string, string> = {}) => new URLSearchParams({
-  response_type: "code", client_id: client.id, redirect_uri: redirect, state: "st", nonce: "n0",
-  code_challenge: challenge, code_challenge_method: "S256", scope: "openid", ...extra
-})
+const authorizeQuery = (extra: Record<string, string> = {}) =>
+  new URLSearchParams({
+    response_type: "code",
+    client_id: client.id,
+    redirect_uri: redirect,
+    state: "st",
+    nonce: "n0",
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+    scope: "openid",
+    ...extra
+  })
 
 const post = (url: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
   Effect.promise(async () => {
     const res = await fetch(url, {
-      method: "POST", redirect: "manual", body: new URLSearchParams(form).toString(),
+      method: "POST",
+      redirect: "manual",
+      body: new URLSearchParams(form).toString(),
       headers: { "content-type": "application/x-www-form-urlencoded", ...headers }
     })
     return { status: res.status, location: res.headers.get("location"), body: (await res.json().catch(() => undefined)) as any }
@@ -46,7 +56,9 @@ describe("dev issuer code flow", () => {
       for (const p of ["sre", "remediation-approver", "no-console"]) assert.include(page, `value="${p}"`)
 
       const code = yield* codeFor(issuer.url, "l3-audit")
-      const tokens = yield* post(`${issuer.url}/token`, { grant_type: "authorization_code", code, redirect_uri: redirect, code_verifier: verifier }, { authorization: basic })
+      const tokens = yield* post(`${issuer.url}/token`, { grant_type: "authorization_code", code, redirect_uri: redirect, code_verifier: verifier }, {
+        authorization: basic
+      })
       assert.strictEqual(tokens.status, 200)
       const keys = createRemoteJWKSet(new URL(issuer.jwksUrl))
       const access = yield* Effect.promise(() => jwtVerify(tokens.body.access_token, keys, { issuer: issuer.url, audience: issuer.audience }))
@@ -54,7 +66,12 @@ describe("dev issuer code flow", () => {
       const id = yield* Effect.promise(() => jwtVerify(tokens.body.id_token, keys, { issuer: issuer.url, audience: client.id }))
       assert.strictEqual(id.payload.nonce, "n0")
 
-      const refreshed = yield* post(`${issuer.url}/token`, { grant_type: "refresh_token", refresh_token: tokens.body.refresh_token, client_id: client.id, client_secret: client.secret })
+      const refreshed = yield* post(`${issuer.url}/token`, {
+        grant_type: "refresh_token",
+        refresh_token: tokens.body.refresh_token,
+        client_id: client.id,
+        client_secret: client.secret
+      })
       assert.strictEqual(refreshed.status, 200)
       assert.strictEqual((yield* Effect.promise(() => jwtVerify(refreshed.body.access_token, keys))).payload.sub, "l3-audit-user")
     }))
@@ -63,7 +80,9 @@ describe("dev issuer code flow", () => {
     Effect.gen(function* () {
       const issuer = yield* make({ clients: { [client.id]: client.secret } })
       const trade = (code: string, extra: Record<string, string> = {}, auth = basic) =>
-        post(`${issuer.url}/token`, { grant_type: "authorization_code", code, redirect_uri: redirect, code_verifier: verifier, ...extra }, { authorization: auth })
+        post(`${issuer.url}/token`, { grant_type: "authorization_code", code, redirect_uri: redirect, code_verifier: verifier, ...extra }, {
+          authorization: auth
+        })
 
       const wrongVerifier = yield* trade(yield* codeFor(issuer.url, "sre"), { code_verifier: "x".repeat(43) })
       assert.deepStrictEqual([wrongVerifier.status, wrongVerifier.body.error], [400, "invalid_grant"])

@@ -33,16 +33,14 @@ interface Grant {
 
 const codeLifetimeMs = 60_000
 
-const escape = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
+const escape = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
 
 const json = (res: ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" })
   res.end(JSON.stringify(body))
 }
 
-const oauthError = (res: ServerResponse, status: number, error: string, description: string) =>
-  json(res, status, { error, error_description: description })
+const oauthError = (res: ServerResponse, status: number, error: string, description: string) => json(res, status, { error, error_description: description })
 
 const sameSecret = (a: string, b: string) => {
   const x = Buffer.from(a), y = Buffer.from(b)
