@@ -34,8 +34,18 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
       Effect.gen(function* () {
         const c = yield* as("sre")
         const blocked = yield* ok(c, "svc_list_remediations", { phase: "Blocked" })
-        assert.deepStrictEqual(blocked, {
-          remediations: [{ id: "rr-db-blocked", name: "db-0", phase: "Blocked", kind: "Pod", target: "demo/Pod/db-0" }],
+        const { created_at, ...row } = blocked.remediations[0]
+        assert.match(created_at, /^\d{4}-\d\d-\d\dT/)
+        assert.deepStrictEqual({ ...blocked, remediations: [row] }, {
+          remediations: [{
+            id: "rr-db-blocked",
+            name: "db-0",
+            phase: "Blocked",
+            kind: "Pod",
+            target: "demo/Pod/db-0",
+            severity: "critical",
+            block_reason: "ResourceBusy"
+          }],
           count: 1
         })
         assert.strictEqual((yield* ok(c, "svc_list_remediations", { kind: "Deployment", name: "cart" })).count, 1)
