@@ -4,22 +4,19 @@
  * effectiveness, catalog, workflow execution, notification), so a standby replica takes them over together.
  * Everything the controllers read per process (policy sync into the engine, health, metrics) runs on every replica.
  */
-import { FileSystem } from "@effect/platform"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { LeaderElection } from "@kubemend/core/LeaderElection"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Effect, Layer, Option } from "effect"
-import { electionSettings, kubeconfigPath, OperatorConfig } from "./OperatorConfig.ts"
+import { electionSettings, kubeconfigSource, OperatorConfig } from "./OperatorConfig.ts"
 
 const electionFromConfig = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* OperatorConfig
-    const path = yield* kubeconfigPath
-    const fs = yield* FileSystem.FileSystem
-    const kubeconfig = Option.isSome(path) ? yield* fs.readFileString(path.value) : undefined
+    const source = yield* kubeconfigSource
     const namespace = Option.getOrElse(config.leaderElection.namespace, () => config.serviceAccount.namespace)
     return LeaderElection.layer(electionSettings(config)).pipe(
-      Layer.provide(K8sLive.layer({ namespace, apiGroup: config.apiGroup, ...(kubeconfig === undefined ? {} : { kubeconfig }) }))
+      Layer.provide(K8sLive.layer({ namespace, apiGroup: config.apiGroup, ...source }))
     )
   })
 )

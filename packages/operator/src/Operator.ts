@@ -3,15 +3,14 @@
  * (9090) listeners, config from the `operator` provider (file + `OPERATOR_*` env). `layerInProcess` is the same
  * controller against a given kubeconfig, for the local platform and tests.
  */
-import { FileSystem } from "@effect/platform"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Drain } from "@kubemend/core/Drain"
 import { OpsServersLive, Readiness, ServerConfig } from "@kubemend/core/Servers"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import type { ClusterOptions } from "./Cluster.ts"
 import * as ClusterLive from "./Cluster/Live.ts"
 import { ControllerMetrics } from "./ControllerMetrics.ts"
-import { kubeconfigPath, OperatorConfig, type OperatorSettings } from "./OperatorConfig.ts"
+import { kubeconfigSource, OperatorConfig, type OperatorSettings } from "./OperatorConfig.ts"
 import { PlatformControllerLive } from "./Platform/Controller.ts"
 import { PlatformReconciler } from "./Platform/Reconcile.ts"
 
@@ -19,10 +18,8 @@ import { PlatformReconciler } from "./Platform/Reconcile.ts"
 const ClusterFromConfig = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* OperatorConfig
-    const path = yield* kubeconfigPath
-    const fs = yield* FileSystem.FileSystem
-    const kubeconfig = Option.isSome(path) ? yield* fs.readFileString(path.value) : undefined
-    return ClusterLive.layer({ apiGroup: config.apiGroup, ...(kubeconfig === undefined ? {} : { kubeconfig }) })
+    const source = yield* kubeconfigSource
+    return ClusterLive.layer({ apiGroup: config.apiGroup, ...source })
   })
 )
 

@@ -2,6 +2,8 @@
  * The operator's tunables. From its config file (`CONFIG_FILE`, camelCase) with `OPERATOR_*` environment overrides
  * (e.g. `OPERATOR_WATCH_NAMESPACE`, `OPERATOR_WORKERS`); durations are Go strings (`30s`, `5m`).
  */
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
 import { duration, intInRange } from "@kubemend/core/Config"
 import * as Election from "@kubemend/core/LeaderElection"
 import { Config, ConfigError, Context, Duration, Effect, Either, Layer, Option } from "effect"
@@ -78,8 +80,7 @@ export class OperatorConfig extends Context.Tag("@kubemend/operator/OperatorConf
   }
 
   /** For tests and in-process use: defaults with overrides. */
-  static readonly layer = (overrides: Partial<OperatorSettings> = {}) =>
-    Layer.succeed(OperatorConfig, { ...OperatorConfig.defaults, ...overrides })
+  static readonly layer = (overrides: Partial<OperatorSettings> = {}) => Layer.succeed(OperatorConfig, { ...OperatorConfig.defaults, ...overrides })
 
   static readonly layerConfig = Layer.effect(OperatorConfig, Effect.suspend(() => settingsConfig))
 }
@@ -117,7 +118,8 @@ const settingsConfig: Config.Config<OperatorSettings> = Config.all({
       Option.match(Election.validate({ ...le, identity: "" }), {
         onNone: () => Either.right(le),
         onSome: (problem) => Either.left(ConfigError.InvalidData([], problem))
-      })),
+      })
+    ),
     Config.nested("leaderElection")
   )
 })
@@ -133,3 +135,13 @@ export const electionSettings = (config: OperatorSettings): Election.LeaderElect
 
 /** `kubeconfig`: a file path, or absent for in-cluster / `KUBECONFIG`. */
 export const kubeconfigPath = Config.option(Config.string("kubeconfig")).pipe(Config.map(Option.filter((s) => s !== "")))
+
+/** How the API clients reach the cluster: the `kubeconfig` file's content when set, else KUBECONFIG / in-cluster. */
+export const kubeconfigSource: Effect.Effect<{ readonly kubeconfig?: string }, ConfigError.ConfigError | PlatformError, FileSystem.FileSystem> = Effect.gen(
+  function* () {
+    const path = yield* kubeconfigPath
+    if (Option.isNone(path)) return {}
+    const fs = yield* FileSystem.FileSystem
+    return { kubeconfig: yield* fs.readFileString(path.value) }
+  }
+)

@@ -11,7 +11,6 @@
  * - `layerInProcess(options)`: against a given kubeconfig (the dev API server), for the local platform and tests.
  */
 import { whenLeading } from "@kubemend/core/LeaderElection"
-import { FileSystem } from "@effect/platform"
 import { Metrics } from "@kubemend/core/Metrics"
 import type { K8s } from "@kubemend/core/K8s"
 import { Storage } from "@kubemend/core/Storage"
@@ -25,7 +24,7 @@ import { NotificationControllerLive } from "../Notification/NotificationControll
 import type { Cluster } from "../Cluster.ts"
 import * as ClusterLive from "../Cluster/Live.ts"
 import { ControllerMetrics } from "../ControllerMetrics.ts"
-import { kubeconfigPath, OperatorConfig } from "../OperatorConfig.ts"
+import { kubeconfigSource, OperatorConfig } from "../OperatorConfig.ts"
 import { AlertCheck } from "../Effectiveness/AlertCheck.ts"
 import { MetricsCheck } from "../Effectiveness/MetricsCheck.ts"
 import { EffectivenessConfig, type EffectivenessSettings } from "../Effectiveness/EffectivenessConfig.ts"
@@ -46,6 +45,7 @@ import { SignalProcessingReconciler } from "./SignalProcessing.ts"
 import { SignalsLive } from "./Signals.ts"
 import { ManagedTargets } from "./Targets.ts"
 
+export { ExecutionConfig } from "../Execution/ExecutionConfig.ts"
 export { AgentClient } from "./AgentClient.ts"
 export { AnalysisReconciler } from "./Analysis.ts"
 export { LifecycleAudit, RecordedAudit } from "./LifecycleAudit.ts"
@@ -54,10 +54,9 @@ export { LifecycleMetrics } from "./LifecycleMetrics.ts"
 export { OrchestratorReconciler } from "./Orchestrator.ts"
 export { applyPlatformSpec, PlatformSettings } from "./PlatformSettings.ts"
 export { type LifecycleAccess, LifecycleRbac, lifecycleRbac, managedTargetResources } from "./Rbac.ts"
-export { runSignals, SignalsLive } from "./Signals.ts"
 export { SignalProcessingReconciler } from "./SignalProcessing.ts"
+export { runSignals, SignalsLive } from "./Signals.ts"
 export { ManagedTargets } from "./Targets.ts"
-export { ExecutionConfig } from "../Execution/ExecutionConfig.ts"
 
 const ControllersLive = Layer.scopedDiscard(
   Effect.gen(function* () {
@@ -98,8 +97,7 @@ const ReconcilersLive = Layer.mergeAll(
  * lifecycle (`lifecycle.enabled=false`).
  */
 export const StorageControllersLive = Layer.unwrapEffect(
-  Effect.map(LifecycleConfig, (config) =>
-    config.enabled ? Layer.merge(CatalogControllerLive, ExecutionControllerLive) : Layer.empty)
+  Effect.map(LifecycleConfig, (config) => config.enabled ? Layer.merge(CatalogControllerLive, ExecutionControllerLive) : Layer.empty)
 )
 
 /** The storage controllers when the operator's config names storage (`storage.url`), else a log line. */
@@ -112,8 +110,10 @@ const StorageControllersFromConfig = Layer.unwrapEffect(
 
 /** Notifications from the operator's config (`notification.*`); delivery records go to storage when `storage.url` is set. */
 const NotificationsFromConfig = Layer.unwrapEffect(
-  Effect.map(Config.option(Config.string("url").pipe(Config.nested("storage"))), (url) =>
-    Option.isSome(url) ? NotificationsLive.pipe(Layer.provide(Storage.layerConfig)) : NotificationsLive)
+  Effect.map(
+    Config.option(Config.string("url").pipe(Config.nested("storage"))),
+    (url) => Option.isSome(url) ? NotificationsLive.pipe(Layer.provide(Storage.layerConfig)) : NotificationsLive
+  )
 ).pipe(Layer.provide(NotificationConfig.layerConfig))
 
 export const LifecycleLive: Layer.Layer<
@@ -130,10 +130,7 @@ const ClientsFromConfig = Layer.unwrapEffect(
   Effect.gen(function* () {
     const operator = yield* OperatorConfig
     const namespace = yield* lifecycleNamespace
-    const path = yield* kubeconfigPath
-    const fs = yield* FileSystem.FileSystem
-    const kubeconfig = Option.isSome(path) ? yield* fs.readFileString(path.value) : undefined
-    const source = kubeconfig === undefined ? {} : { kubeconfig }
+    const source = yield* kubeconfigSource
     return Layer.mergeAll(
       K8sLive.layer({ namespace, apiGroup: operator.apiGroup, ...source }),
       ClusterLive.layer({ apiGroup: operator.apiGroup, ...source })
@@ -182,7 +179,11 @@ export const layerInProcess = (options: InProcessOptions) => {
   // With storage, the effectiveness monitor also reads the resolved signals the signal service recorded there.
   const controllers = storage === undefined
     ? Layer.merge(LifecycleLive, notifications)
-    : Layer.mergeAll(LifecycleLive.pipe(Layer.provide(storage)), notifications, StorageControllersLive.pipe(Layer.provide(Layer.merge(storage, ExecutionConfig.layer(execution)))))
+    : Layer.mergeAll(
+      LifecycleLive.pipe(Layer.provide(storage)),
+      notifications,
+      StorageControllersLive.pipe(Layer.provide(Layer.merge(storage, ExecutionConfig.layer(execution))))
+    )
   return controllers.pipe(
     Layer.provide(Layer.mergeAll(
       K8sLive.layer({ namespace, apiGroup, kubeconfig }),
