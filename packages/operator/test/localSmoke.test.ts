@@ -60,7 +60,10 @@ describe("local platform (npm start)", () => {
     child.stderr.on("data", (d) => (output += d))
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
     try {
-      const stack = await waitFor(Path.join(state, ".local", "stack.json"), child, 150_000)
+      // What the platform printed explains a failed start; the error carries its tail.
+      const stack = await waitFor(Path.join(state, ".local", "stack.json"), child, 150_000).catch((e: Error) => {
+        throw new Error(`${e.message}; its output ends:\n${output.slice(-4000)}`)
+      })
       expect(Object.keys(stack.tokens)).toEqual(expect.arrayContaining(["sre", "remediation-approver", "no-console"]))
       expect(output).toContain("Kubemend is running")
       // Every API is HTTPS with a certificate from the devkit CA: a client trusting another CA, or only the
