@@ -8,30 +8,12 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { waitForOutput, waitForStack } from "./localPlatform.ts"
 
 const root = Path.resolve(__dirname, "..", "..", "..")
 
 // Generous: this asserts that the platform stops, not how fast. Before the fix it was still running after 45 s.
 const stopBoundMs = 30_000
-
-const waitFor = async (file: string, child: { exitCode: number | null }, deadlineMs: number) => {
-  const until = Date.now() + deadlineMs
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`local platform exited with ${child.exitCode}`)
-    if (Fs.existsSync(file)) return JSON.parse(Fs.readFileSync(file, "utf8"))
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error("local platform did not become ready")
-}
-
-const waitForOutput = async (output: () => string, pattern: RegExp, child: { exitCode: number | null }, deadlineMs: number) => {
-  const until = Date.now() + deadlineMs
-  while (!pattern.test(output())) {
-    if (child.exitCode !== null) throw new Error(`local platform exited with ${child.exitCode}`)
-    if (Date.now() > until) throw new Error(`no ${pattern} in the output`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 describe("local platform (npm start) and Ctrl-C", () => {
   it("stops everything promptly when Ctrl-C comes right after ready", { timeout: 240_000 }, async () => {
@@ -49,7 +31,7 @@ describe("local platform (npm start) and Ctrl-C", () => {
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
     const group = -child.pid!
     try {
-      const stack = await waitFor(Path.join(state, ".local", "stack.json"), child, 180_000)
+      const stack = await waitForStack(Path.join(state, ".local", "stack.json"), child, () => output, 180_000)
       // Right after ready the lifecycle controllers are already moving the demo remediations (each move is an audit
       // event on its way to storage) while the operator takes the platform CR through Migrating and Deploying.
       expect(output).toContain("a line follows when the CR reaches Running")

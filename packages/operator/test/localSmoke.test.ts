@@ -13,6 +13,7 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { waitForStack } from "./localPlatform.ts"
 
 const root = Path.resolve(__dirname, "..", "..", "..")
 const promtool = externalTool("promtool", ["--version"], "Debian's prometheus package")
@@ -36,16 +37,6 @@ const processesOf = (state: string) =>
     }
   })
 
-const waitFor = async (file: string, child: { exitCode: number | null }, deadlineMs: number) => {
-  const until = Date.now() + deadlineMs
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`local platform exited with ${child.exitCode}`)
-    if (Fs.existsSync(file)) return JSON.parse(Fs.readFileSync(file, "utf8"))
-    await new Promise((r) => setTimeout(r, 200))
-  }
-  throw new Error("local platform did not become ready")
-}
-
 describe("local platform (npm start)", () => {
   it(`serves MCP with the printed token and stops cleanly on Ctrl-C (${built ? "built JavaScript" : "TypeScript sources"})`, { timeout: 300_000 }, async () => {
     const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-local-"))
@@ -60,10 +51,7 @@ describe("local platform (npm start)", () => {
     child.stderr.on("data", (d) => (output += d))
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
     try {
-      // What the platform printed explains a failed start; the error carries its tail.
-      const stack = await waitFor(Path.join(state, ".local", "stack.json"), child, 150_000).catch((e: Error) => {
-        throw new Error(`${e.message}; its output ends:\n${output.slice(-4000)}`)
-      })
+      const stack = await waitForStack(Path.join(state, ".local", "stack.json"), child, () => output, 150_000)
       expect(Object.keys(stack.tokens)).toEqual(expect.arrayContaining(["sre", "remediation-approver", "no-console"]))
       expect(output).toContain("Kubemend is running")
       // Every API is HTTPS with a certificate from the devkit CA: a client trusting another CA, or only the
