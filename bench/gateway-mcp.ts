@@ -43,16 +43,22 @@ const seconds = Number(process.env["SECONDS"] ?? 5)
 const warmupSeconds = Number(process.env["WARMUP"] ?? 3)
 
 // The overrides an operator would set; read by the gateway's own config loader below.
-for (const [k, v] of Object.entries({
-  GATEWAY_RATE_LIMIT_IP_REQUESTS_PER_SEC: "1000000",
-  GATEWAY_RATE_LIMIT_USER_REQUESTS_PER_SEC: "1000000",
-  GATEWAY_RATE_LIMIT_TOOL_CALLS_PER_MINUTE: "100000000",
-  GATEWAY_RATE_LIMIT_MAX_CONCURRENT_SESSIONS: "1000",
-  GATEWAY_INTERACTIVE_ENABLED: "true"
-})) process.env[k] ??= v
+for (
+  const [k, v] of Object.entries({
+    GATEWAY_RATE_LIMIT_IP_REQUESTS_PER_SEC: "1000000",
+    GATEWAY_RATE_LIMIT_USER_REQUESTS_PER_SEC: "1000000",
+    GATEWAY_RATE_LIMIT_TOOL_CALLS_PER_MINUTE: "100000000",
+    GATEWAY_RATE_LIMIT_MAX_CONCURRENT_SESSIONS: "1000",
+    GATEWAY_INTERACTIVE_ENABLED: "true"
+  })
+) process.env[k] ??= v
 
 const cases = [
-  { tool: "svc_present_decision", label: "local tool", args: { session_id: "bench", summary: "s", options: [{ workflow_id: "wf", name: "n", description: "d" }] } },
+  {
+    tool: "svc_present_decision",
+    label: "local tool",
+    args: { session_id: "bench", summary: "s", options: [{ workflow_id: "wf", name: "n", description: "d" }] }
+  },
   { tool: "svc_get_remediation", label: "cluster read", args: { rr_id: "rr-bench" } }
 ] as const
 
@@ -70,8 +76,10 @@ const bareServer = (registry: ToolRegistry, ctx: ToolContext, run: <A, E>(e: Eff
         server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
           const def = registry.lookup(request.params.name)!
           // Notifications go out as on the gateway, so both servers send the same messages.
-          const notify = (data: unknown) => Effect.promise(() =>
-            extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend", data } }).catch(() => undefined))
+          const notify = (data: unknown) =>
+            Effect.promise(() =>
+              extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend", data } }).catch(() => undefined)
+            )
           const value = await run(def.run(request.params.arguments as never, { ...ctx, tool: request.params.name, notify }))
           return { content: [{ type: "text", text: renderResult(value, 16_384, def.listField) }] }
         })
@@ -80,8 +88,7 @@ const bareServer = (registry: ToolRegistry, ctx: ToolContext, run: <A, E>(e: Eff
       }
       await transport.handleRequest(req, res)
     })
-    http.listen(0, "127.0.0.1", () =>
-      resolve({ url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, close: () => void http.close() }))
+    http.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, close: () => void http.close() }))
   })
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
@@ -145,7 +152,9 @@ const program = Effect.gen(function* () {
     ...rbac.clusterRoles,
     ...rbac.clusterRoleBindings,
     {
-      apiVersion: "kubemend.io/v1alpha1", kind: "RemediationRequest", metadata: { name: "rr-bench", namespace },
+      apiVersion: "kubemend.io/v1alpha1",
+      kind: "RemediationRequest",
+      metadata: { name: "rr-bench", namespace },
       spec: { signalName: "s", signalFingerprint: "0".repeat(64), targetResource: { kind: "Deployment", name: "web", namespace: "demo" } },
       status: { overallPhase: "Analyzing" }
     }
@@ -173,7 +182,14 @@ const program = Effect.gen(function* () {
   const runtime = yield* Effect.runtime<never>()
   const toolCtx: ToolContext = {
     caller: {
-      principal: { user: "sre-user", groups: ["kubemend-sre"], issuer: issuer.url, expiresAt: new Date(Date.now() + 3600e3), subject: "sre-user", tokenKind: "jwt" },
+      principal: {
+        user: "sre-user",
+        groups: ["kubemend-sre"],
+        issuer: issuer.url,
+        expiresAt: new Date(Date.now() + 3600e3),
+        subject: "sre-user",
+        tokenKind: "jwt"
+      },
       clientIp: "127.0.0.1",
       endpoint: "/mcp",
       token: Redacted.make("")
@@ -189,8 +205,10 @@ const program = Effect.gen(function* () {
   )
   const token = yield* issuer.persona("sre")
 
-  console.log(`gateway MCP bridge: ${clients} SDK clients over SSE, ${seconds}s per run, rate limits from env ` +
-    `(ip ${settings.rateLimit.ipRequestsPerSec}/s, user ${settings.rateLimit.userRequestsPerSec}/s, tools ${settings.rateLimit.toolCallsPerMinute}/min)`)
+  console.log(
+    `gateway MCP bridge: ${clients} SDK clients over SSE, ${seconds}s per run, rate limits from env ` +
+      `(ip ${settings.rateLimit.ipRequestsPerSec}/s, user ${settings.rateLimit.userRequestsPerSec}/s, tools ${settings.rateLimit.toolCallsPerMinute}/min)`
+  )
   console.log("| tool | server | calls/s | p50 ms | p99 ms | CPU ms/call | errors |")
   console.log("|---|---|---:|---:|---:|---:|---:|")
   // JIT warm-up of both servers on every tool before anything is measured.
@@ -204,11 +222,21 @@ const program = Effect.gen(function* () {
     const full = yield* Effect.promise(() => load(gatewayUrl, token, c.tool, c.args))
     const bareOne = yield* Effect.promise(() => load(bare.url, undefined, c.tool, c.args, seconds / 2, 1))
     const fullOne = yield* Effect.promise(() => load(gatewayUrl, token, c.tool, c.args, seconds / 2, 1))
-    console.log(`| ${c.tool} | 1 client: bare / gateway p50 | | ${bareOne.p50.toFixed(2)} / ${fullOne.p50.toFixed(2)} (+${(fullOne.p50 - bareOne.p50).toFixed(2)}) | ${bareOne.p99.toFixed(2)} / ${fullOne.p99.toFixed(2)} | | ${bareOne.errors + fullOne.errors} |`)
+    console.log(
+      `| ${c.tool} | 1 client: bare / gateway p50 | | ${bareOne.p50.toFixed(2)} / ${fullOne.p50.toFixed(2)} (+${(fullOne.p50 - bareOne.p50).toFixed(2)}) | ${
+        bareOne.p99.toFixed(2)
+      } / ${fullOne.p99.toFixed(2)} | | ${bareOne.errors + fullOne.errors} |`
+    )
     for (const [name, r] of [["bare SDK server", bareRun], ["gateway (full chain)", full]] as const) {
-      console.log(`| ${c.tool} (${c.label}) | ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.cpuMsPerCall.toFixed(2)} | ${r.errors} |`)
+      console.log(
+        `| ${c.tool} (${c.label}) | ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.cpuMsPerCall.toFixed(2)} | ${r.errors} |`
+      )
     }
-    console.log(`| ${c.tool} | ratio / added | ${(full.rps / bareRun.rps).toFixed(2)}x | ${(full.p50 - bareRun.p50).toFixed(2)} | ${(full.p99 - bareRun.p99).toFixed(2)} | ${(full.cpuMsPerCall - bareRun.cpuMsPerCall).toFixed(2)} | |`)
+    console.log(
+      `| ${c.tool} | ratio / added | ${(full.rps / bareRun.rps).toFixed(2)}x | ${(full.p50 - bareRun.p50).toFixed(2)} | ${
+        (full.p99 - bareRun.p99).toFixed(2)
+      } | ${(full.cpuMsPerCall - bareRun.cpuMsPerCall).toFixed(2)} | |`
+    )
   }
 })
 
@@ -220,5 +248,3 @@ Effect.runPromise(program.pipe(
   console.error(e)
   process.exit(1)
 })
-
-

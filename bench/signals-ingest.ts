@@ -32,7 +32,10 @@ const world = [
   { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
   { apiVersion: "v1", kind: "Namespace", metadata: { name: "monitoring" } },
   { apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } },
-  ...Array.from({ length: targets }, (_, i) => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: `web-${i}`, namespace: "shop" }, spec: { replicas: 2 } })),
+  ...Array.from(
+    { length: targets },
+    (_, i) => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: `web-${i}`, namespace: "shop" }, spec: { replicas: 2 } })
+  ),
   ...alertmanagerSenderGrant
 ]
 
@@ -98,8 +101,11 @@ const httpClient = Effect.map(
   Effect.acquireRelease(Effect.sync(() => new Worker(clientSource, { eval: true })), (w) => Effect.promise(() => w.terminate())),
   (worker) => (url: string, token: string, bodies: ReadonlyArray<string>, concurrency: number) =>
     Effect.async<{ readonly seconds: number; readonly latencies: ReadonlyArray<number> }, Error>((resume) => {
-      worker.once("message", (m: { seconds: number; latencies: ReadonlyArray<number>; error?: string }) =>
-        resume(m.error === undefined ? Effect.succeed(m) : Effect.fail(new Error(m.error))))
+      worker.once(
+        "message",
+        (m: { seconds: number; latencies: ReadonlyArray<number>; error?: string }) =>
+          resume(m.error === undefined ? Effect.succeed(m) : Effect.fail(new Error(m.error)))
+      )
       worker.postMessage({ url, token, bodies, concurrency })
     })
 )
@@ -131,11 +137,13 @@ const service = (mode: "signals" | "baseline", kubeconfig: string) =>
         })
       }),
       ({ child }) =>
-        Effect.promise(() => new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve()
-          child.once("exit", () => resolve())
-          child.kill("SIGTERM")
-        }))
+        Effect.promise(() =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve()
+            child.once("exit", () => resolve())
+            child.kill("SIGTERM")
+          })
+        )
     ),
     ({ child, port }) => ({ url: `http://127.0.0.1:${port}/api/v1/signals/prometheus`, pid: child.pid! })
   )
@@ -169,7 +177,10 @@ const program = Effect.gen(function* () {
 
   // Every body built before anything is timed; the same bodies go to the baseline.
   const next = alertSource(known)
-  const warm = Array.from({ length: known }, (_, id) => webhook([{ ...next(), labels: { alertname: `BenchAlert${id}`, severity: "warning", namespace: "shop", deployment: `web-${id % targets}` } }]))
+  const warm = Array.from(
+    { length: known },
+    (_, id) => webhook([{ ...next(), labels: { alertname: `BenchAlert${id}`, severity: "warning", namespace: "shop", deployment: `web-${id % targets}` } }])
+  )
   const single = Array.from({ length: requests }, () => webhook([next()]))
   const grouped = Array.from({ length: batchRequests }, () => webhook(Array.from({ length: 100 }, next)))
 
@@ -216,7 +227,15 @@ const program = Effect.gen(function* () {
   }))
   const created = kube.list("kubemend.io/v1alpha1", "RemediationRequest", namespace).length
 
-  const header: [string, string, string, string, string, string, string] = ["mode", "requests", "signals/s", "p50 ms", "p99 ms", "CPU µs/signal", "API calls/signal"]
+  const header: [string, string, string, string, string, string, string] = [
+    "mode",
+    "requests",
+    "signals/s",
+    "p50 ms",
+    "p99 ms",
+    "CPU µs/signal",
+    "API calls/signal"
+  ]
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (r: ReadonlyArray<string>) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
   process.stdout.write(`${line(header)}\n${rows.map(line).join("\n")}\n`)

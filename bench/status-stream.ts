@@ -68,12 +68,14 @@ const gatewayChild = async () => {
       NodeHttpServer.layer(() => Http.createServer(), { port: 0, host: "127.0.0.1" })
     ))
   )
-  await Effect.runPromise(Effect.gen(function* () {
-    const server = yield* HttpServer.HttpServer
-    const port = server.address._tag === "TcpAddress" ? server.address.port : 0
-    process.stdout.write(`READY ${port} ${memPort}\n`)
-    return yield* Effect.never
-  }).pipe(Effect.provide(layer), Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Error)))
+  await Effect.runPromise(
+    Effect.gen(function* () {
+      const server = yield* HttpServer.HttpServer
+      const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+      process.stdout.write(`READY ${port} ${memPort}\n`)
+      return yield* Effect.never
+    }).pipe(Effect.provide(layer), Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Error))
+  )
 }
 
 // ---------------------------------------------------------------------------------------------- baseline child
@@ -257,7 +259,14 @@ const main = async () => {
       const gwLatencies = await measure(latencyN, changes, (k) => void kube.put(rr("rr-latency", phases[k % phases.length]!)), (r) => (record = r))
       await closeAll(subs)
       gw.kill()
-      rows.push({ name: "gateway status stream", subscribers: total, heapPerSub: gwMem.heap, rssPerSub: gwMem.rss, latencySubscribers: latencyN, latencies: gwLatencies })
+      rows.push({
+        name: "gateway status stream",
+        subscribers: total,
+        heapPerSub: gwMem.heap,
+        rssPerSub: gwMem.rss,
+        latencySubscribers: latencyN,
+        latencies: gwLatencies
+      })
 
       // Bare SSE fan-out.
       const base = await spawnChild("baseline-child")
@@ -273,14 +282,23 @@ const main = async () => {
       const baseLatencies = await measure(latencyN, changes, publish, (r) => (recordBase = r))
       await closeAll(baseSubs)
       base.kill()
-      rows.push({ name: "bare SSE fan-out", subscribers: total, heapPerSub: baseMem.heap, rssPerSub: baseMem.rss, latencySubscribers: latencyN, latencies: baseLatencies })
+      rows.push({
+        name: "bare SSE fan-out",
+        subscribers: total,
+        heapPerSub: baseMem.heap,
+        rssPerSub: baseMem.rss,
+        latencySubscribers: latencyN,
+        latencies: baseLatencies
+      })
     })
   })))
   await kube.close()
 
   const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`
   const ms = (x: number) => `${x.toFixed(1)} ms`
-  console.log(`\nmemory per subscriber (${total} open streams, after GC) and latency from the change to the event (${latencyN} subscribers, ${changes} changes)\n`)
+  console.log(
+    `\nmemory per subscriber (${total} open streams, after GC) and latency from the change to the event (${latencyN} subscribers, ${changes} changes)\n`
+  )
   console.log(["".padEnd(24), "heap/sub".padStart(10), "rss/sub".padStart(10), "p50".padStart(10), "p99".padStart(10), "max".padStart(10)].join(""))
   for (const r of rows) {
     console.log([
@@ -300,4 +318,3 @@ run().catch((e) => {
   console.error(e)
   process.exit(1)
 })
-

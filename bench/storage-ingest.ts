@@ -43,7 +43,7 @@ interface PgRawClient {
   query(statementOrSubmittable: string | object): unknown
   end(): Promise<void>
 }
-const pg = createRequire(import.meta.url)("pg") as { Client: new (config: { connectionString: string }) => PgRawClient }
+const pg = createRequire(import.meta.url)("pg") as { Client: new(config: { connectionString: string }) => PgRawClient }
 
 /**
  * `COPY … FROM STDIN` as a pg submittable: send the statement, stream the data on CopyInResponse, settle on
@@ -68,11 +68,40 @@ const copyIn = (client: PgRawClient, statement: string, data: Buffer) =>
 
 const batchSize = 1000
 const chainsPerBatch = 20
-const columns = ["event_id", "event_version", "event_timestamp", "event_date", "event_type", "event_category", "event_action", "event_outcome", "actor_type", "actor_id", "correlation_id", "namespace", "retention_days", "event_data", "chain_position", "event_hash", "previous_event_hash", "hash_algorithm"]
+const columns = [
+  "event_id",
+  "event_version",
+  "event_timestamp",
+  "event_date",
+  "event_type",
+  "event_category",
+  "event_action",
+  "event_outcome",
+  "actor_type",
+  "actor_id",
+  "correlation_id",
+  "namespace",
+  "retention_days",
+  "event_data",
+  "chain_position",
+  "event_hash",
+  "previous_event_hash",
+  "hash_algorithm"
+]
 
 const makeBatch = (b: number, prefix = "seq"): Array<{
-  event_id: string; version: string; event_type: string; event_timestamp: string; event_category: string; event_action: string
-  event_outcome: string; actor_type: string; actor_id: string; correlation_id: string; namespace: string; event_data: Record<string, unknown>
+  event_id: string
+  version: string
+  event_type: string
+  event_timestamp: string
+  event_category: string
+  event_action: string
+  event_outcome: string
+  actor_type: string
+  actor_id: string
+  correlation_id: string
+  namespace: string
+  event_data: Record<string, unknown>
 }> =>
   Array.from({ length: batchSize }, (_, i) => ({
     event_id: randomUUID(),
@@ -86,15 +115,37 @@ const makeBatch = (b: number, prefix = "seq"): Array<{
     actor_id: `user-${i % 17}`,
     correlation_id: `rr-${prefix}-${i % chainsPerBatch}`,
     namespace: "prod",
-    event_data: { event_type: "apifrontend.tool.executed", session_id: `s-${b}`, tool_name: "svc_list_remediations", execution_duration_ms: i % 250, tool_outcome: "success", target_namespace: "prod" }
+    event_data: {
+      event_type: "apifrontend.tool.executed",
+      session_id: `s-${b}`,
+      tool_name: "svc_list_remediations",
+      execution_duration_ms: i % 250,
+      tool_outcome: "success",
+      target_namespace: "prod"
+    }
   }))
 
 type Event = ReturnType<typeof makeBatch>[number]
 /** Chain positions as the service would assign them: each batch adds `batchSize / chainsPerBatch` links per chain. */
 const rowOf = (e: Event, i: number, b: number) => [
-  e.event_id, e.version, e.event_timestamp, e.event_timestamp.slice(0, 10), e.event_type, e.event_category, e.event_action, e.event_outcome,
-  e.actor_type, e.actor_id, e.correlation_id, e.namespace, 2555, JSON.stringify(e.event_data),
-  b * (batchSize / chainsPerBatch) + Math.floor(i / chainsPerBatch) + 1, randomBytes(32).toString("hex"), "", "sha256-unkeyed"
+  e.event_id,
+  e.version,
+  e.event_timestamp,
+  e.event_timestamp.slice(0, 10),
+  e.event_type,
+  e.event_category,
+  e.event_action,
+  e.event_outcome,
+  e.actor_type,
+  e.actor_id,
+  e.correlation_id,
+  e.namespace,
+  2555,
+  JSON.stringify(e.event_data),
+  b * (batchSize / chainsPerBatch) + Math.floor(i / chainsPerBatch) + 1,
+  randomBytes(32).toString("hex"),
+  "",
+  "sha256-unkeyed"
 ]
 const copyText = (rows: ReadonlyArray<ReadonlyArray<unknown>>) =>
   rows.map((r) => r.map((v) => String(v).replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n")).join("\t")).join("\n") + "\n"
@@ -161,11 +212,13 @@ const storageService = (env: Record<string, string>) =>
         child.once("exit", (code) => settle(Effect.dieMessage(`the storage service exited (${code}) before it was up`)))
       }),
       ({ child }) =>
-        Effect.promise(() => new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve()
-          child.once("exit", () => resolve())
-          child.kill("SIGTERM")
-        }))
+        Effect.promise(() =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve()
+            child.once("exit", () => resolve())
+            child.kill("SIGTERM")
+          })
+        )
     ),
     ({ port }) => port
   )
@@ -198,7 +251,9 @@ const program = Effect.gen(function* () {
   yield* Effect.addFinalizer(() => Effect.promise(() => admin.end()))
   yield* Effect.promise(() => admin.query(`CREATE DATABASE ${name}`) as Promise<unknown>)
   // Registered before the service is built, so it runs after the service has closed its pool.
-  yield* Effect.addFinalizer(() => Effect.promise(() => (admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) as Promise<unknown>).catch(() => undefined)))
+  yield* Effect.addFinalizer(() =>
+    Effect.promise(() => (admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) as Promise<unknown>).catch(() => undefined))
+  )
   const url = Object.assign(new URL(server), { pathname: `/${name}` }).toString()
 
   const kube = yield* DevKube.scoped({})
@@ -248,7 +303,10 @@ const program = Effect.gen(function* () {
   }
   const chains = Array.from({ length: chainsPerBatch }, (_, i) => `rr-seq-${i}`)
   const modes = {
-    copy: (x: ReturnType<typeof inputs>) => seconds(async () => { for (const chunk of x.copy) await copyIn(raw, copyStatement, chunk) }),
+    copy: (x: ReturnType<typeof inputs>) =>
+      seconds(async () => {
+        for (const chunk of x.copy) await copyIn(raw, copyStatement, chunk)
+      }),
     insert: (x: ReturnType<typeof inputs>) => seconds(() => run(Effect.forEach(x.insert, (params) => sql.unsafe(insertStatement, params), { discard: true }))),
     http: (x: ReturnType<typeof inputs>) => post(x.bodies, 1),
     // Several emitters at once (as gateway and agent replicas are): each its own chains, 4 batches in flight.
@@ -275,16 +333,39 @@ const program = Effect.gen(function* () {
       record(mode, yield* Effect.promise(() => modes[mode](input)))
     }
     let counted = 0
-    record("verifyHttp", yield* Effect.promise(() => seconds(async () => { for (const c of chains) counted += await verifyOverHttp(c) })))
-    record("verifyInProcess", yield* Effect.promise(() => seconds(async () => { for (const c of chains) await verifyInProcess(c) })))
+    record(
+      "verifyHttp",
+      yield* Effect.promise(() =>
+        seconds(async () => {
+          for (const c of chains) counted += await verifyOverHttp(c)
+        })
+      )
+    )
+    record(
+      "verifyInProcess",
+      yield* Effect.promise(() =>
+        seconds(async () => {
+          for (const c of chains) await verifyInProcess(c)
+        })
+      )
+    )
     verified = counted
     // The pure walk: the same chains' rows fetched beforehand, hashed in process.
-    const fetched = yield* Effect.forEach(chains, (cid) =>
-      sql.unsafe<AuditRow>(`SELECT ${auditColumns} FROM audit_events WHERE correlation_id = $1 ORDER BY chain_position`, [cid]))
+    const fetched = yield* Effect.forEach(
+      chains,
+      (cid) => sql.unsafe<AuditRow>(`SELECT ${auditColumns} FROM audit_events WHERE correlation_id = $1 ORDER BY chain_position`, [cid])
+    )
     const chainRows = fetched.map((rows) => rows.map(toChainRow))
-    record("walk", yield* Effect.promise(() => seconds(async () => chainRows.forEach((rows) => {
-      if (verifyChain(rows, hasher).findings.length > 0) throw new Error("a chain did not verify")
-    }))))
+    record(
+      "walk",
+      yield* Effect.promise(() =>
+        seconds(async () =>
+          chainRows.forEach((rows) => {
+            if (verifyChain(rows, hasher).findings.length > 0) throw new Error("a chain did not verify")
+          })
+        )
+      )
+    )
     // Verification covers the chains as they stand after this round.
     record("verifiedEvents", counted)
   }
@@ -301,7 +382,11 @@ const program = Effect.gen(function* () {
     ["verify walk only (rows fetched)", verifiedIn("walk")]
   ]
   const copyRate = median(rates[0]![1])
-  console.log(`\nstorage ingest: ${rounds} rounds x ${batches} batches x ${batchSize} events, ${chainsPerBatch} chains, PostgreSQL ${Option.isSome(configured) ? "from DATABASE_URL" : "embedded"}; verification of the last round: ${verified} events`)
+  console.log(
+    `\nstorage ingest: ${rounds} rounds x ${batches} batches x ${batchSize} events, ${chainsPerBatch} chains, PostgreSQL ${
+      Option.isSome(configured) ? "from DATABASE_URL" : "embedded"
+    }; verification of the last round: ${verified} events`
+  )
   console.log(`${"mode (median round)".padEnd(32)} ${"events/s".padStart(9)} ${"vs COPY".padStart(8)} ${"min..max events/s".padStart(20)}`)
   for (const [mode, xs] of rates) {
     const m = median(xs)

@@ -12,9 +12,13 @@ import { scenarios } from "./Incidents.ts"
 
 /** Requests the scripted model received for one scenario, in order. */
 const requestsOf = (s: Scenario) =>
-  Effect.map(ScriptedLlm, (llm) =>
-    llm.requests.filter((r) => (r.body?.messages ?? []).some((m: { role: string; content?: unknown }) =>
-      m.role === "user" && String(m.content).includes(`signal_name: ${s.signal}\n`))))
+  Effect.map(
+    ScriptedLlm,
+    (llm) =>
+      llm.requests.filter((r) =>
+        (r.body?.messages ?? []).some((m: { role: string; content?: unknown }) => m.role === "user" && String(m.content).includes(`signal_name: ${s.signal}\n`))
+      )
+  )
 
 const toolText = (requests: ReadonlyArray<{ body: any }>) =>
   requests.flatMap((r) => (r.body.messages as Array<{ role: string; content?: unknown }>).filter((m) => m.role === "tool").map((m) => String(m.content)))

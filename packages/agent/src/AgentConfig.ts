@@ -118,8 +118,7 @@ export class AgentConfig extends Context.Tag("@kubemend/agent/AgentConfig")<Agen
   }
 
   /** For tests. */
-  static readonly layer = (overrides: Partial<AgentSettings> = {}) =>
-    Layer.succeed(AgentConfig, { ...AgentConfig.defaults, ...overrides })
+  static readonly layer = (overrides: Partial<AgentSettings> = {}) => Layer.succeed(AgentConfig, { ...AgentConfig.defaults, ...overrides })
 
   static readonly layerConfig = Layer.effect(
     AgentConfig,
@@ -128,8 +127,7 @@ export class AgentConfig extends Context.Tag("@kubemend/agent/AgentConfig")<Agen
 }
 
 const d = AgentConfig.defaults
-const int = (name: string, fallback: number, min = 1, max = 1_000_000) =>
-  intInRange(name, min, max).pipe(Config.withDefault(fallback))
+const int = (name: string, fallback: number, min = 1, max = 1_000_000) => intInRange(name, min, max).pipe(Config.withDefault(fallback))
 const dur = (name: string, fallback: Duration.Duration) => duration(name).pipe(Config.withDefault(fallback))
 const bool = (name: string, fallback: boolean) => Config.boolean(name).pipe(Config.withDefault(fallback))
 /** `at(c, "b", "a")` reads `a.b.<c>`: innermost name first. */
@@ -204,8 +202,7 @@ const shortLlmEnv = (source: ConfigProvider.ConfigProvider): ConfigProvider.Conf
   const underLlm = (path: ReadonlyArray<string>) => path[0] === "LLM"
   return ConfigProvider.fromFlat(
     ConfigProvider.makeFlat({
-      load: (path, primitive, split) =>
-        underLlm(path) ? env.load(path, primitive, split) : Effect.fail(ConfigError.MissingData([...path], "not an llm key")),
+      load: (path, primitive, split) => underLlm(path) ? env.load(path, primitive, split) : Effect.fail(ConfigError.MissingData([...path], "not an llm key")),
       enumerateChildren: (path) => (underLlm(path) ? env.enumerateChildren(path) : Effect.succeed(HashSet.empty())),
       patch: env.patch
     })

@@ -12,15 +12,7 @@ import { AgentConfig } from "./AgentConfig.ts"
 import { AgentMetrics } from "./Metrics.ts"
 import { Investigator } from "./Investigation/Investigator.ts"
 import { failedResponse } from "./Investigation/Result.ts"
-import {
-  InvestigationFailed,
-  isTerminal,
-  makeEventLog,
-  type Session,
-  type SessionEvent,
-  type SessionState,
-  transition
-} from "./Sessions/Session.ts"
+import { InvestigationFailed, isTerminal, makeEventLog, type Session, type SessionEvent, type SessionState, transition } from "./Sessions/Session.ts"
 
 export interface CreateOptions {
   readonly interactive?: boolean

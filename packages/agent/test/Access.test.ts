@@ -18,20 +18,23 @@ const post = (token: string | null, body: unknown = incident("Hostile")) => ({
 })
 
 const denied = (status: number) =>
-  Effect.map(auditEvents, (events) =>
-    events.filter((e) => e.event_type === "agent.access.denied" && e.error_code === String(status)))
+  Effect.map(auditEvents, (events) => events.filter((e) => e.event_type === "agent.access.denied" && e.error_code === String(status)))
 
 layer(AgentOnDevKube({ scripts: [] }), { excludeTestServices: true, timeout: "60 seconds" })("agent REST access", (it) => {
-  it.effect("declares one rule for every endpoint", () =>
-    Effect.sync(() => assert.deepStrictEqual(unruledEndpoints(AgentApi), [])))
+  it.effect("declares one rule for every endpoint", () => Effect.sync(() => assert.deepStrictEqual(unruledEndpoints(AgentApi), [])))
 
   it.effect("no token and tokens the cluster does not vouch for: 401 problem, audited", () =>
     Effect.scoped(Effect.gen(function* () {
       const issuer = yield* makeIssuer({})
       const foreign = yield* makeIssuer({})
       const tokens = [
-        null, "garbage", yield* issuer.bad.expired, yield* issuer.bad.algNone(), yield* issuer.persona("sre"),
-        yield* issuer.bad.wrongIssuer, yield* foreign.persona("sre")
+        null,
+        "garbage",
+        yield* issuer.bad.expired,
+        yield* issuer.bad.algNone(),
+        yield* issuer.persona("sre"),
+        yield* issuer.bad.wrongIssuer,
+        yield* foreign.persona("sre")
       ]
       for (const token of tokens) {
         const r = yield* fetchRaw("/api/v1/incident/analyze", post(token))

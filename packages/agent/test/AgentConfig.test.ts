@@ -39,13 +39,16 @@ describe("AgentConfig", () => {
       assert.strictEqual(llm.endpoint, "http://llm.local")
       assert.strictEqual(Redacted.value(llm.apiKey!), "sk-short")
       assert.isTrue(Option.isNone(yield* Config.option(Config.integer("port"))))
-    }).pipe(Effect.withConfigProvider(withShortLlmEnv(file, env({
-      LLM_PROVIDER: "anthropic",
-      LLM_MODEL: "claude-short",
-      AGENT_LLM_MODEL: "claude-from-agent-env",
-      LLM_API_KEY: "sk-short",
-      PORT: "1"
-    })))))
+    }).pipe(Effect.withConfigProvider(withShortLlmEnv(
+      file,
+      env({
+        LLM_PROVIDER: "anthropic",
+        LLM_MODEL: "claude-short",
+        AGENT_LLM_MODEL: "claude-from-agent-env",
+        LLM_API_KEY: "sk-short",
+        PORT: "1"
+      })
+    ))))
 
   it.effect("a bad value stops the service with the key named", () =>
     Effect.gen(function* () {

@@ -42,8 +42,7 @@ layer(AgentTest({ scripts: [suspicious, aligned, shadowed], config: { alignment:
         assert.strictEqual(result.alignment_verdict?.result, "suspicious")
         assert.strictEqual(result.alignment_verdict?.circuit_breaker_activated, true)
         assert.strictEqual(result.alignment_verdict?.findings?.[0]?.tool, "cluster_get")
-        const verdict = (yield* auditEvents).find((e) =>
-          e.event_type === "aiagent.alignment_verdict" && e.event_data["session_id"] === session_id)
+        const verdict = (yield* auditEvents).find((e) => e.event_type === "aiagent.alignment_verdict" && e.event_data["session_id"] === session_id)
         assert.strictEqual(verdict?.event_data["result"], "suspicious")
 
         const { metrics, health } = yield* BoundPorts

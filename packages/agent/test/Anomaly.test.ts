@@ -57,8 +57,7 @@ const greedy: Script = {
   ]
 }
 
-const gets = (name: string) =>
-  Effect.map(actions, (all) => all.filter((a) => a.verb === "get" && a.plural === "pods" && a.name === name).length)
+const gets = (name: string) => Effect.map(actions, (all) => all.filter((a) => a.verb === "get" && a.plural === "pods" && a.name === name).length)
 
 /** The tool messages of the last request the model received in the conversation of `signal`. */
 const toolMessagesSeen = (signal: string) =>

@@ -31,8 +31,7 @@ const run = Effect.gen(function* () {
   const metrics = yield* Effect.provide(Metrics, ctx)
   const complete = model.complete(session, 1, { messages: [] })
   const turn = Effect.flip(complete)
-  const series = (name: string) =>
-    Effect.map(metrics.render(undefined), ({ body }) => body.split("\n").filter((l) => l.startsWith(name)))
+  const series = (name: string) => Effect.map(metrics.render(undefined), ({ body }) => body.split("\n").filter((l) => l.startsWith(name)))
   return { up, model, complete, turn, series }
 })
 

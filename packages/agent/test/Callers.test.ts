@@ -31,7 +31,8 @@ const TestCallers = Layer.unwrapEffect(
 ).pipe(Layer.provideMerge(Layer.merge(DevIssuer.layer(), Audit.layerRecording)))
 
 const ignoredClaims = Effect.flatMap(AuditRecorder, (r) => r.events).pipe(
-  Effect.map((events) => events.filter((e) => e.event_type === "agent.identity.ignored").map((e) => [e.actor_id, e.event_data["claimed"]])))
+  Effect.map((events) => events.filter((e) => e.event_type === "agent.identity.ignored").map((e) => [e.actor_id, e.event_data["claimed"]]))
+)
 
 describe("interactive callers", () => {
   layer(TestCallers, { excludeTestServices: true })("verified sources only", (it) => {

@@ -14,9 +14,12 @@ const restartSts = "44444444-4444-4444-8444-444444444444"
 const scaleId = "55555555-5555-4555-8555-555555555555"
 const labelled = (w: ReturnType<typeof wf>, component: string) => ({ ...w, labels: { ...w.labels, component: [component] } })
 const catalog = [
-  labelled(wf(restartDeploy, "restart-deployment", "RestartDeployment", [
-    { name: "TARGET_RESOURCE_NAME", type: "string", description: "deployment", required: true }
-  ]), "deployment"),
+  labelled(
+    wf(restartDeploy, "restart-deployment", "RestartDeployment", [
+      { name: "TARGET_RESOURCE_NAME", type: "string", description: "deployment", required: true }
+    ]),
+    "deployment"
+  ),
   labelled(wf(restartSts, "restart-statefulset", "RestartStatefulSet", []), "apps/v1/StatefulSet"),
   wf(scaleId, "scale-deployment", "ScaleReplicas", [
     { name: "REPLICAS", type: "integer", description: "replicas", required: true, minimum: 1, maximum: 20 },
@@ -36,13 +39,33 @@ const seed: ReadonlyArray<KubeObject> = [
   ...cluster(),
   crd("gateway.networking.k8s.io") as never,
   crd("networking.istio.io") as never,
-  { apiVersion: "v1", kind: "Node", metadata: { name: "node-a" }, spec: { unschedulable: true },
-    status: { conditions: [{ type: "Ready", status: "False", reason: "KubeletNotReady" }] } },
-  { apiVersion: "v1", kind: "Event", metadata: { name: "checkout.1", namespace: appNs }, reason: "BackOff", type: "Warning",
-    message: "Back-off restarting failed container", involvedObject: { kind: "Pod", name: "checkout-7d9f-abcde", namespace: appNs } },
+  {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: { name: "node-a" },
+    spec: { unschedulable: true },
+    status: { conditions: [{ type: "Ready", status: "False", reason: "KubeletNotReady" }] }
+  },
+  {
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name: "checkout.1", namespace: appNs },
+    reason: "BackOff",
+    type: "Warning",
+    message: "Back-off restarting failed container",
+    involvedObject: { kind: "Pod", name: "checkout-7d9f-abcde", namespace: appNs }
+  },
   { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "db", namespace: appNs, uid: "uid-db" }, spec: {} },
-  { apiVersion: "v1", kind: "Pod", metadata: { name: "db-0", namespace: appNs,
-    ownerReferences: [{ apiVersion: "apps/v1", kind: "StatefulSet", name: "db", uid: "uid-db", controller: true }] }, spec: {} }
+  {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: "db-0",
+      namespace: appNs,
+      ownerReferences: [{ apiVersion: "apps/v1", kind: "StatefulSet", name: "db", uid: "uid-db", controller: true }]
+    },
+    spec: {}
+  }
 ]
 
 const script = (signal: string, turns: Script["turns"]): Script => ({ name: signal, match: `signal_name: ${signal}`, turns })
@@ -58,15 +81,13 @@ const scripts = [
   ]),
   script("Stubborn", [{ toolCalls: [{ name: "cluster_list", arguments: { kind: "Gateway" } }] }]),
   script("Params", [{
-    json: { root_cause: "Too few replicas", confidence: 0.8, actionable: true,
-      selected_workflow: { workflow_id: scaleId, parameters: { REPLICAS: 3 } } }
+    json: { root_cause: "Too few replicas", confidence: 0.8, actionable: true, selected_workflow: { workflow_id: scaleId, parameters: { REPLICAS: 3 } } }
   }]),
   script("Neighbour", [
     { toolCalls: [{ name: "resolve_owner", arguments: { kind: "Pod", name: "checkout-7d9f-abcde" } }] },
     { toolCalls: [{ name: "resolve_owner", arguments: { kind: "Pod", name: "db-0" } }] },
     { toolCalls: [{ name: "list_available_actions", arguments: {} }] },
-    { json: { root_cause: "checkout crash loop", confidence: 0.8, actionable: true,
-      selected_workflow: { workflow_id: restartDeploy, parameters: {} } } }
+    { json: { root_cause: "checkout crash loop", confidence: 0.8, actionable: true, selected_workflow: { workflow_id: restartDeploy, parameters: {} } } }
   ])
 ]
 

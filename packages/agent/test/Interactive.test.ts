@@ -90,7 +90,10 @@ layer(AgentTest({ scripts: [conversation, existing], seed }), { excludeTestServi
       const memory = yield* K8sMemory
       const rr = Option.getOrThrow(yield* memory.getCr("remediationrequests", "rr-new"))
       assert.deepStrictEqual((rr.spec as Record<string, unknown>)["targetResource"], {
-        kind: "Deployment", name: "checkout", namespace: appNs, apiVersion: "apps/v1"
+        kind: "Deployment",
+        name: "checkout",
+        namespace: appNs,
+        apiVersion: "apps/v1"
       })
       assert.strictEqual((rr.status as { selectedWorkflowRef: { workflowId: string } }).selectedWorkflowRef.workflowId, restartId)
 
@@ -145,7 +148,9 @@ layer(AgentTest({ scripts: [conversation, existing], seed }), { excludeTestServi
       const started = yield* alice.investigate("rr-early", "start")
       const sessionId = String(started.structuredContent?.["session_id"])
       // The analysis controller comes second (svc_investigate on a target creates the RR and starts at once).
-      const submitted = yield* api.incident.analyze({ payload: Schema.decodeUnknownSync(IncidentRequest)(incident("InteractiveInvestigation", { remediation_id: "rr-early", interactive: true })) })
+      const submitted = yield* api.incident.analyze({
+        payload: Schema.decodeUnknownSync(IncidentRequest)(incident("InteractiveInvestigation", { remediation_id: "rr-early", interactive: true }))
+      })
       assert.strictEqual(submitted.session_id, sessionId)
       yield* alice.call("svc_complete_no_action", { rr_id: "rr-early", reason: "transient" })
       assert.strictEqual((yield* api.incident.sessionStatus({ path: { session_id: submitted.session_id } })).status, "completed")
@@ -186,10 +191,17 @@ layer(AgentTest({ scripts: [conversation, existing], seed }), { excludeTestServi
       assert.include(text(bad), "invalid arguments")
       // A body nesting 50,000 levels is refused as the request it is, not a 500 from deep inside the MCP SDK.
       const deep = yield* Effect.promise(async () => {
-        const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"svc_investigate","arguments":{"x":${"[".repeat(50_000)}${"]".repeat(50_000)}}}}`
+        const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"svc_investigate","arguments":{"x":${"[".repeat(50_000)}${
+          "]".repeat(50_000)
+        }}}}`
         const res = await fetch(`${url}/api/v1/mcp`, {
           method: "POST",
-          headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "X-Kubemend-User": "alice", "X-Kubemend-Groups": "sre" },
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "X-Kubemend-User": "alice",
+            "X-Kubemend-Groups": "sre"
+          },
           body
         })
         return { status: res.status, error: ((await res.json()) as { error: { code: number; message: string } }).error }

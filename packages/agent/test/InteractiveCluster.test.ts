@@ -39,7 +39,10 @@ const scripts: ReadonlyArray<Script> = [
     name: "progress",
     match: "signal_name: ProgressStart",
     turns: [
-      { text: "Reading the deployment.", toolCalls: [{ name: "cluster_get", arguments: { kind: "Deployment", api_version: "apps/v1", name: "checkout", namespace: appNs } }] },
+      {
+        text: "Reading the deployment.",
+        toolCalls: [{ name: "cluster_get", arguments: { kind: "Deployment", api_version: "apps/v1", name: "checkout", namespace: appNs } }]
+      },
       { text: opening }
     ]
   },
@@ -53,7 +56,12 @@ layer(
   AgentOnDevKube({
     scripts,
     // The dev API server serves no ReplicaSets or PodDisruptionBudgets.
-    seed: [...cluster().filter((o) => o.kind === "Deployment" || o.kind === "Pod"), ...rr("rr-progress", "ProgressStart"), ...rr("rr-rest-cancel", "RestCancel"), ...rr("rr-auto", "AutonomousRun")]
+    seed: [
+      ...cluster().filter((o) => o.kind === "Deployment" || o.kind === "Pod"),
+      ...rr("rr-progress", "ProgressStart"),
+      ...rr("rr-rest-cancel", "RestCancel"),
+      ...rr("rr-auto", "AutonomousRun")
+    ]
   }),
   { excludeTestServices: true, timeout: "60 seconds" }
 )("interactive sessions on the dev API server", (it) => {

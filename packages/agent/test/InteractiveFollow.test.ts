@@ -16,7 +16,10 @@ const scripts: ReadonlyArray<Script> = [{
   name: "slow-opening",
   match: "signal_name: SlowOpening",
   turns: [
-    { text: "Reading the deployment.", toolCalls: [{ name: "cluster_get", arguments: { kind: "Deployment", api_version: "apps/v1", name: "checkout", namespace: appNs } }] },
+    {
+      text: "Reading the deployment.",
+      toolCalls: [{ name: "cluster_get", arguments: { kind: "Deployment", api_version: "apps/v1", name: "checkout", namespace: appNs } }]
+    },
     { text: rca }
   ]
 }]
@@ -38,7 +41,11 @@ const seed = [
 ]
 
 layer(
-  AgentOnDevKube({ scripts, seed, config: { interactive: { enabled: true, leaseTTL: Duration.seconds(30), inactivityTimeout: Duration.minutes(30), startWait: Duration.millis(50) } } }),
+  AgentOnDevKube({
+    scripts,
+    seed,
+    config: { interactive: { enabled: true, leaseTTL: Duration.seconds(30), inactivityTimeout: Duration.minutes(30), startWait: Duration.millis(50) } }
+  }),
   { excludeTestServices: true, timeout: "60 seconds" }
 )("following an interactive analysis", (it) => {
   it.scoped("follow answers when the analysis answered, with its events on the way; the session stays active", () =>

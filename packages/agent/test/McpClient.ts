@@ -31,10 +31,8 @@ export const connect = (user: string) =>
         logs.push(String(data.message))
         notifications.push({ ...data, ...(n.params.logger === undefined ? {} : { logger: n.params.logger }) })
       })
-      const call = (name: string, args: Record<string, unknown>) =>
-        Effect.promise(() => mcp.callTool({ name, arguments: args }) as Promise<Result>)
-      const investigate = (rr: string, action: string, extra: Record<string, unknown> = {}) =>
-        call("svc_investigate", { rr_id: rr, action, ...extra })
+      const call = (name: string, args: Record<string, unknown>) => Effect.promise(() => mcp.callTool({ name, arguments: args }) as Promise<Result>)
+      const investigate = (rr: string, action: string, extra: Record<string, unknown> = {}) => call("svc_investigate", { rr_id: rr, action, ...extra })
       return { mcp, call, investigate, logs, notifications }
     }),
     ({ mcp }) => Effect.promise(() => mcp.close())

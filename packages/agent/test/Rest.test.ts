@@ -64,7 +64,10 @@ layer(AgentTest({ scripts: [happy, slow, endless, noAction], config: { maxTurns:
       assert.strictEqual(result.selected_workflow?.workflow_id, restartId)
       assert.deepStrictEqual(result.selected_workflow?.parameters, { NAMESPACE: "shop", DEPLOYMENT: "checkout" })
       assert.deepStrictEqual((result.root_cause_analysis as Record<string, unknown>)["remediation_target"], {
-        kind: "Deployment", name: "checkout", namespace: "shop", apiVersion: "apps/v1"
+        kind: "Deployment",
+        name: "checkout",
+        namespace: "shop",
+        apiVersion: "apps/v1"
       })
       assert.strictEqual(result.detected_labels?.["helmManaged"], true)
       assert.strictEqual(result.detected_labels?.["pdbProtected"], true)

@@ -43,9 +43,14 @@ const toolMessage = (signal: string) =>
   })
 
 const summarizerRequests = (marker: string) =>
-  Effect.map(ScriptedLlm, (llm) =>
-    llm.requests.filter((r) => r.body?.messages?.some((m: { role: string; content?: string }) => m.role === "user" && m.content?.includes(marker))
-      && r.body.messages[1]?.content?.startsWith("Summarize the following")))
+  Effect.map(
+    ScriptedLlm,
+    (llm) =>
+      llm.requests.filter((r) =>
+        r.body?.messages?.some((m: { role: string; content?: string }) => m.role === "user" && m.content?.includes(marker))
+        && r.body.messages[1]?.content?.startsWith("Summarize the following")
+      )
+  )
 
 layer(
   AgentTest({

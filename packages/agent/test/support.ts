@@ -60,10 +60,11 @@ const workflows: ReadonlyArray<RemediationWorkflow> = [
 ]
 
 /** The storage service's catalog in memory (core `Storage.layerMemory`, the same matching rules). */
-const storageWith = (catalog: ReadonlyArray<RemediationWorkflow>) => Storage.layerMemory({
-  workflows: catalog,
-  actionTypes: [...new Set(catalog.map((w) => w.actionType))].map((name) => ({ name, description: { what: name, whenToUse: "when it helps" } }))
-})
+const storageWith = (catalog: ReadonlyArray<RemediationWorkflow>) =>
+  Storage.layerMemory({
+    workflows: catalog,
+    actionTypes: [...new Set(catalog.map((w) => w.actionType))].map((name) => ({ name, description: { what: name, whenToUse: "when it helps" } }))
+  })
 export const StorageTest = storageWith(workflows)
 
 const meta = (name: string, extra: Record<string, unknown> = {}) => ({ name, namespace: appNs, uid: `uid-${name}`, ...extra })
@@ -159,18 +160,24 @@ export interface TestOptions {
 /** The devkit's dev API server, seeded, with the agent's K8s layer talking to it over HTTP. */
 export const DevKubeCluster = (seed: ReadonlyArray<KubeObject>) =>
   Layer.unwrapEffect(Effect.map(DevKube, (kube) => K8sLive.layer({ namespace, kubeconfig: kube.kubeConfig() }))).pipe(
-    Layer.provideMerge(Layer.scoped(DevKube, Effect.tap(DevKube.scoped(), (kube) => Effect.sync(() => {
-      kube.seed([...seed, agentClientRole, agentClientBinding])
-      kube.registerToken(controllerToken, { username: controllerUser, groups: ["system:serviceaccounts"] })
-      kube.registerToken(gatewayToken, { username: gatewayUser, groups: ["system:serviceaccounts"] })
-    }))))
+    Layer.provideMerge(Layer.scoped(
+      DevKube,
+      Effect.tap(DevKube.scoped(), (kube) =>
+        Effect.sync(() => {
+          kube.seed([...seed, agentClientRole, agentClientBinding])
+          kube.registerToken(controllerToken, { username: controllerUser, groups: ["system:serviceaccounts"] })
+          kube.registerToken(gatewayToken, { username: gatewayUser, groups: ["system:serviceaccounts"] })
+        }))
+    ))
   )
 
 export const agentOn = <E, R>(cluster: Layer.Layer<R, E>, options: TestOptions) =>
   ServerLive.pipe(
     Layer.provideMerge(options.workflows === undefined ? StorageTest : storageWith(options.workflows)),
     Layer.provideMerge(AlignmentLlm.fromMain),
-    Layer.provideMerge(ScriptedLlm.layerScripted({ scripts: options.scripts, ...(options.phaseModels === undefined ? {} : { phaseModels: options.phaseModels }) })),
+    Layer.provideMerge(
+      ScriptedLlm.layerScripted({ scripts: options.scripts, ...(options.phaseModels === undefined ? {} : { phaseModels: options.phaseModels }) })
+    ),
     Layer.provideMerge(cluster),
     Layer.provideMerge(Audit.layerRecording),
     Layer.provideMerge(AgentConfig.layer({ interactive: { ...AgentConfig.defaults.interactive, enabled: true }, ...options.config })),
@@ -182,16 +189,23 @@ export const agentOn = <E, R>(cluster: Layer.Layer<R, E>, options: TestOptions) 
 
 /** The agent serving on loopback, with handles for assertions (scripted server, memory cluster, audit). */
 export const AgentTest = (options: TestOptions) =>
-  agentOn(K8sMemory.layer({
-    namespace,
-    seed: options.seed ?? cluster(),
-    tokens: {
-      [controllerToken]: { username: controllerUser, groups: ["system:serviceaccounts"] },
-      [gatewayToken]: { username: gatewayUser, groups: ["system:serviceaccounts"] }
-    },
-    allow: [{ user: controllerUser, verb: "get", resource: "services", name: "kubemend-agent" },
-      { user: controllerUser, verb: "create", resource: "services", name: "kubemend-agent" }]
-  }), options)
+  agentOn(
+    K8sMemory.layer({
+      namespace,
+      seed: options.seed ?? cluster(),
+      tokens: {
+        [controllerToken]: { username: controllerUser, groups: ["system:serviceaccounts"] },
+        [gatewayToken]: { username: gatewayUser, groups: ["system:serviceaccounts"] }
+      },
+      allow: [{ user: controllerUser, verb: "get", resource: "services", name: "kubemend-agent" }, {
+        user: controllerUser,
+        verb: "create",
+        resource: "services",
+        name: "kubemend-agent"
+      }]
+    }),
+    options
+  )
 
 /** The same agent against the dev API server (`DevKube` in context for assertions). */
 export const AgentOnDevKube = (options: TestOptions) => agentOn(DevKubeCluster(options.seed ?? cluster()), options)
@@ -199,8 +213,10 @@ export const AgentOnDevKube = (options: TestOptions) => agentOn(DevKubeCluster(o
 export const baseUrl = Effect.map(apiPort, (port) => `http://127.0.0.1:${port}`)
 
 /** The REST client as the analysis controller holds it (its ServiceAccount token). */
-export const client = Effect.flatMap(baseUrl, (url) =>
-  HttpApiClient.make(AgentApi, { baseUrl: url, transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(controllerToken)) }))
+export const client = Effect.flatMap(
+  baseUrl,
+  (url) => HttpApiClient.make(AgentApi, { baseUrl: url, transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(controllerToken)) })
+)
 
 /** Polls the session until it ends (at most 10 s). */
 export const awaitEnd = (sessionId: string) =>
@@ -224,4 +240,3 @@ export const fetchRaw = (path: string, init?: RequestInit) =>
     if (headers.get("authorization") === "") headers.delete("authorization")
     return Effect.promise(() => fetch(`${url}${path}`, { ...init, headers }))
   })
-

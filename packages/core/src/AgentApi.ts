@@ -6,14 +6,7 @@
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
-import {
-  AnalyzeAccepted,
-  CancelSessionResponse,
-  IncidentRequest,
-  IncidentResponse,
-  SessionSnapshot,
-  SessionStatus
-} from "./domain/Incident.ts"
+import { AnalyzeAccepted, CancelSessionResponse, IncidentRequest, IncidentResponse, SessionSnapshot, SessionStatus } from "./domain/Incident.ts"
 import { AccessRule } from "./EndpointAccess/Rule.ts"
 import {
   BadRequestProblem,
@@ -101,7 +94,8 @@ export class IncidentGroup extends HttpApiGroup.make("incident")
       .addError(NotFoundProblem)
       .addError(ConflictProblem)
   )
-  .middleware(AgentAuth) {}
+  .middleware(AgentAuth)
+{}
 
 /** `GET /config`: the runtime configuration with secrets left out; served only in dev mode (404 otherwise). */
 export class ConfigGroup extends HttpApiGroup.make("config")
@@ -110,7 +104,8 @@ export class ConfigGroup extends HttpApiGroup.make("config")
       .addSuccess(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
       .addError(NotFoundProblem)
   )
-  .middleware(AgentAuth) {}
+  .middleware(AgentAuth)
+{}
 
 export class AgentApi extends HttpApi.make("agent")
   .add(IncidentGroup.prefix("/api/v1"))
@@ -127,4 +122,5 @@ export class AgentApi extends HttpApi.make("agent")
       version: "1.0.0",
       description: "Session-based LLM root-cause analysis: submit an incident, poll the session, fetch the result."
     })
-  ) {}
+  )
+{}

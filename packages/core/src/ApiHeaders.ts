@@ -26,7 +26,8 @@ export const apiHeaders = HttpMiddleware.make((app) =>
         "x-request-id": id,
         "x-content-type-options": "nosniff",
         ...(response.headers["cache-control"] === undefined ? { "cache-control": "no-store" } : {})
-      })))
+      }))
+    )
     return yield* app.pipe(Effect.locally(currentRequestId, Option.some(id)), Effect.annotateLogs("request_id", id))
   })
 )

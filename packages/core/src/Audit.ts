@@ -174,8 +174,10 @@ const make = Effect.gen(function* () {
 
   return {
     emit: (event) =>
-      Effect.flatMap(FiberRef.get(currentRequestId), (requestId) =>
-        Queue.offer(queue, withRequestId(event.event_id === undefined ? { ...event, event_id: randomUUID() } : event, requestId))).pipe(
+      Effect.flatMap(
+        FiberRef.get(currentRequestId),
+        (requestId) => Queue.offer(queue, withRequestId(event.event_id === undefined ? { ...event, event_id: randomUUID() } : event, requestId))
+      ).pipe(
         Effect.flatMap((accepted) => (accepted ? Effect.void : drop(1)))
       ),
     flush

@@ -93,8 +93,6 @@ export const make = (options: CircuitBreakerOptions): Effect.Effect<CircuitBreak
             })
           )),
       state: Effect.sync(() => state),
-      trialAt: Effect.sync(() =>
-        state === "open" ? Option.some(openedAt + Duration.toMillis(options.resetTimeout)) : Option.none()
-      )
+      trialAt: Effect.sync(() => state === "open" ? Option.some(openedAt + Duration.toMillis(options.resetTimeout)) : Option.none())
     }
   })

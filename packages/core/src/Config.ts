@@ -51,8 +51,7 @@ export const duration = (name: string) =>
   Config.string(name).pipe(
     Config.mapOrFail((s) =>
       Option.match(parseGoDuration(s), {
-        onNone: () =>
-          Either.left(ConfigError.InvalidData([], `expected a Go duration such as 30s, 15m or 2160h, got "${s}"`)),
+        onNone: () => Either.left(ConfigError.InvalidData([], `expected a Go duration such as 30s, 15m or 2160h, got "${s}"`)),
         onSome: Either.right
       })
     )

@@ -38,4 +38,3 @@ export const scrubCredentials = (text: string): [string, number] =>
     const [out, c] = replaceCounting(t, pattern, replacement)
     return [out, n + c]
   }, [text, 0])
-

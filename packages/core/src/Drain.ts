@@ -56,7 +56,8 @@ export const bounded = <E2>(options: {
     Effect.catchAllCause((cause) =>
       shutdown !== undefined && Cause.isInterruptedOnly(cause)
         ? Effect.flatMap(shutdown.graceIsOver, (over) => (over ? Effect.fail(options.onShutdown()) : Effect.failCause(cause)))
-        : Effect.failCause(cause))
+        : Effect.failCause(cause)
+    )
   )
 }
 
@@ -74,19 +75,24 @@ const stopping = (started: Deferred.Deferred<void>, track: Shutdown["track"], gr
   const watch = Effect.suspend(() => {
     if (watching) return Effect.void
     watching = true
-    return Effect.forkDaemon(graceOver({ started, grace }).pipe(
-      Effect.zipRight(Effect.suspend(() => {
-        over = true
-        return Effect.forEach(running, Fiber.interruptFork, { discard: true })
-      }))
-    )).pipe(Effect.tap((fiber) => void watchers.add(fiber)))
+    return Effect.forkDaemon(
+      graceOver({ started, grace }).pipe(
+        Effect.zipRight(Effect.suspend(() => {
+          over = true
+          return Effect.forEach(running, Fiber.interruptFork, { discard: true })
+        }))
+      )
+    ).pipe(Effect.tap((fiber) => void watchers.add(fiber)))
   })
   const stopAtGraceOver = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.zipRight(watch, Effect.withFiberRuntime<A, E, R>((fiber) => {
-      if (over) return Effect.interrupt
-      running.add(fiber)
-      return Effect.ensuring(effect, Effect.sync(() => running.delete(fiber)))
-    }))
+    Effect.zipRight(
+      watch,
+      Effect.withFiberRuntime<A, E, R>((fiber) => {
+        if (over) return Effect.interrupt
+        running.add(fiber)
+        return Effect.ensuring(effect, Effect.sync(() => running.delete(fiber)))
+      })
+    )
   return { started, track, grace, stopAtGraceOver, graceIsOver: Effect.sync(() => over) }
 }
 
@@ -110,7 +116,8 @@ export class Drain extends Effect.Service<Drain>()("@kubemend/core/Drain", {
         Effect.suspend(() => {
           inflight++
           return Effect.ensuring(restore(effect), release)
-        }))
+        })
+      )
 
     /** Starts draining and waits until nothing is in flight or `timeout` passes; true when everything finished. */
     const drain = (timeout: Duration.Duration) =>

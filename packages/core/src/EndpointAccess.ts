@@ -73,8 +73,10 @@ export const attributesOf = (rule: Exclude<AccessRuleShape, { _tag: "Public" }>,
     : { verb: "use", group: s.apiGroup, resource: grantResource, name: rule.name }
 
 const describe = (rule: AccessRuleShape, s: EndpointAccessSettings & { readonly namespace?: string }) =>
-  rule._tag === "Public" ? "public" : (({ verb, group, resource, namespace, name }) =>
-    `${verb} ${group === "" ? "" : `${group}/`}${resource}/${name}${namespace === undefined ? "" : ` in namespace ${namespace}`}`)(attributesOf(rule, s))
+  rule._tag === "Public" ?
+    "public" :
+    (({ verb, group, resource, namespace, name }) =>
+      `${verb} ${group === "" ? "" : `${group}/`}${resource}/${name}${namespace === undefined ? "" : ` in namespace ${namespace}`}`)(attributesOf(rule, s))
 
 const maxCached = 10_000
 
@@ -222,6 +224,7 @@ export const guardRequest = (
     return yield* access.check(request.method, route.path, request.headers["authorization"]).pipe(
       Effect.tapError((refused) => auditRefusal(service, emit, request, refused)),
       Effect.catchAll((refused) =>
-        Effect.flatMap(toProblem(refused.error), (p) => Effect.fail(p as UnauthorizedProblem | ForbiddenProblem | ServiceUnavailableProblem)))
+        Effect.flatMap(toProblem(refused.error), (p) => Effect.fail(p as UnauthorizedProblem | ForbiddenProblem | ServiceUnavailableProblem))
+      )
     )
   })

@@ -2,7 +2,16 @@
  * The HTTP edge of an `HttpApi` service, shared by storage and the agent: a request body limit and one rule for
  * every failure, so each 4xx/5xx is `application/problem+json` with its own status.
  */
-import { type HttpApi, HttpApiBuilder, type HttpApiGroup, HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import {
+  type HttpApi,
+  HttpApiBuilder,
+  type HttpApiGroup,
+  HttpIncomingMessage,
+  HttpMiddleware,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Cause, Effect, Either, Option } from "effect"
 import { type DomainError, InternalError, NotFound, PayloadTooLarge, ValidationError } from "./Errors.ts"
@@ -27,8 +36,7 @@ export const bodyLimit = (limitBytes: number) =>
 export const noRoute = (request: HttpServerRequest.HttpServerRequest) =>
   new NotFound({ resource: "route", id: request.url, detail: `no route for ${request.method} ${request.url}` })
 
-const maxBytesExceeded = (e: HttpServerError.RequestError) =>
-  e.cause instanceof Error && e.cause.message.includes("maxBytes exceeded")
+const maxBytesExceeded = (e: HttpServerError.RequestError) => e.cause instanceof Error && e.cause.message.includes("maxBytes exceeded")
 
 /** Maps what the framework raised (as a failure or a defect) to the problem a client should see. */
 const frameworkProblem = (error: unknown, limitBytes: number): Option.Option<DomainError> => {
@@ -51,8 +59,7 @@ const isProblemBody = (u: unknown): u is ProblemBody =>
  * Writes a Problem value with the status it carries. (The Problem classes are structurally identical, so letting
  * the HttpApi encoder pick the class of a union would answer with the status of whichever class comes first.)
  */
-const problemBodyResponse = (body: ProblemBody) =>
-  HttpServerResponse.text(JSON.stringify(body), { status: body.status, contentType: ProblemContentType })
+const problemBodyResponse = (body: ProblemBody) => HttpServerResponse.text(JSON.stringify(body), { status: body.status, contentType: ProblemContentType })
 
 /**
  * Whether the request's JSON body nests deeper than `maxJsonDepth`. Asked only once something died: describing a
@@ -77,8 +84,7 @@ export const problemMiddleware = <Id extends string, Groups extends HttpApiGroup
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
-        const error: unknown = Option.getOrElse(Cause.failureOption(cause as Cause.Cause<unknown>), () =>
-          Option.getOrUndefined(Cause.dieOption(cause)))
+        const error: unknown = Option.getOrElse(Cause.failureOption(cause as Cause.Cause<unknown>), () => Option.getOrUndefined(Cause.dieOption(cause)))
         const mapped = frameworkProblem(error, limitBytes)
         if (Option.isSome(mapped)) return yield* problemResponse(mapped.value, request.url)
         if (isProblemBody(error)) return problemBodyResponse(error)
@@ -87,6 +93,4 @@ export const problemMiddleware = <Id extends string, Groups extends HttpApiGroup
         }
         yield* Effect.logError("request failed", cause)
         return yield* problemResponse(new InternalError({}), request.url)
-      })
-    )
-  )
+      })))

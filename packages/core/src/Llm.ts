@@ -20,8 +20,6 @@ import { phaseModelsRef } from "./Llm/Runtime.ts"
 import { resolveTarget, validateAll } from "./Llm/Target.ts"
 import type { ChatDelta, ChatRequest, ChatResponse } from "./Llm/Types.ts"
 
-export * from "./Llm/Errors.ts"
-export * from "./Llm/Types.ts"
 export {
   decodePhaseModels,
   defaults,
@@ -35,7 +33,9 @@ export {
   providers,
   settingsConfig
 } from "./Llm/Config.ts"
+export * from "./Llm/Errors.ts"
 export { collect } from "./Llm/Shared.ts"
+export * from "./Llm/Types.ts"
 
 /** Where a call goes after phase and model overrides. */
 export interface LlmRoute {
@@ -64,7 +64,7 @@ const httpClient = (fs: FileSystem.FileSystem, tlsCaFile: string | undefined) =>
     : Effect.flatMap(readFile(fs, tlsCaFile, "llm.tlsCaFile"), (ca) =>
       Effect.provideServiceEffect(NodeHttpClient.make, NodeHttpClient.HttpAgent, NodeHttpClient.makeAgent({ ca })))
 
-export const make = Effect.fn("Llm.make")(function*(input: LlmSettingsInput) {
+export const make = Effect.fn("Llm.make")(function* (input: LlmSettingsInput) {
   const fs = yield* FileSystem.FileSystem
   const fileKey = input.apiKeyFile === undefined
     ? undefined
@@ -99,7 +99,7 @@ export const make = Effect.fn("Llm.make")(function*(input: LlmSettingsInput) {
     Effect.flatMap(Ref.get(phaseModels), (current) => resolveTarget(settings, current, request))
 
   return Llm.of({
-    chat: Effect.fn("Llm.chat")(function*(request) {
+    chat: Effect.fn("Llm.chat")(function* (request) {
       const target = yield* resolve(request)
       yield* Effect.annotateCurrentSpan({ provider: target.provider, model: target.model })
       return yield* adapters[target.provider].chat(target, request)
@@ -121,5 +121,4 @@ export const make = Effect.fn("Llm.make")(function*(input: LlmSettingsInput) {
 export const layer = (input: LlmSettingsInput) => Layer.scoped(Llm, make(input))
 
 /** Live layer from the `llm` block of the service config (env overrides `LLM_PROVIDER`, `LLM_MODEL`, ...). */
-export const layerConfig = (config: Config.Config<LlmSettingsInput> = Config.nested(settingsConfig, "llm")) =>
-  Layer.scoped(Llm, Effect.flatMap(config, make))
+export const layerConfig = (config: Config.Config<LlmSettingsInput> = Config.nested(settingsConfig, "llm")) => Layer.scoped(Llm, Effect.flatMap(config, make))

@@ -27,10 +27,9 @@ export const runService = <E>(service: string, live: Layer.Layer<never, E, NodeC
     Effect.tapErrorCause((cause) =>
       Effect.sync(() => {
         const refused = Cause.squash(cause)
-        const line =
-          refused instanceof ConfigRefused
-            ? { level: "error", ts: new Date().toISOString(), msg: refused.message, service }
-            : { level: "error", ts: new Date().toISOString(), msg: "service failed", service, error: Cause.pretty(cause) }
+        const line = refused instanceof ConfigRefused
+          ? { level: "error", ts: new Date().toISOString(), msg: refused.message, service }
+          : { level: "error", ts: new Date().toISOString(), msg: "service failed", service, error: Cause.pretty(cause) }
         process.stderr.write(JSON.stringify(line) + "\n")
       })
     )

@@ -34,10 +34,8 @@ export interface ToolGrant {
 const SRE = "sre", AIO = "ai-orchestrator", CICD = "cicd", OBS = "observability", L3 = "l3-audit"
 const APR = "remediation-approver"
 const all: ReadonlyArray<Persona> = personas
-const mcp = (name: string, ...ps: ReadonlyArray<Persona>): ToolGrant =>
-  ({ name, prefixed: true, surface: "mcp", personas: ps })
-const a2a = (name: string, prefixed: boolean, ...ps: ReadonlyArray<Persona>): ToolGrant =>
-  ({ name, prefixed, surface: "a2a", personas: ps })
+const mcp = (name: string, ...ps: ReadonlyArray<Persona>): ToolGrant => ({ name, prefixed: true, surface: "mcp", personas: ps })
+const a2a = (name: string, prefixed: boolean, ...ps: ReadonlyArray<Persona>): ToolGrant => ({ name, prefixed, surface: "a2a", personas: ps })
 
 /**
  * Every SAR-gated tool. The A2A internal tools have no Personas column in the spec; they act on the cluster
@@ -79,12 +77,10 @@ export const toolTable: ReadonlyArray<ToolGrant> = [
 ]
 
 /** The name a tool is registered and reviewed under, e.g. `svc_list_remediations` or `cluster_get`. */
-export const toolName = (prefix: string, tool: ToolGrant): string =>
-  tool.prefixed && prefix !== "" ? `${prefix}_${tool.name}` : tool.name
+export const toolName = (prefix: string, tool: ToolGrant): string => tool.prefixed && prefix !== "" ? `${prefix}_${tool.name}` : tool.name
 
 /** Every reviewed tool name under `prefix`, sorted. */
-export const allToolNames = (prefix: string): ReadonlyArray<string> =>
-  [...new Set(toolTable.map((t) => toolName(prefix, t)))].sort()
+export const allToolNames = (prefix: string): ReadonlyArray<string> => [...new Set(toolTable.map((t) => toolName(prefix, t)))].sort()
 
 /** The tool names a persona may use under `prefix`, sorted. */
 export const toolsFor = (persona: Persona, prefix: string): ReadonlyArray<string> =>

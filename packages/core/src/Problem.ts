@@ -38,13 +38,23 @@ export class ForbiddenProblem extends Schema.Class<ForbiddenProblem>("ForbiddenP
 export class NotFoundProblem extends Schema.Class<NotFoundProblem>("NotFoundProblem")(fields(404), annotations<NotFoundProblem>(404)) {}
 export class NotAcceptableProblem extends Schema.Class<NotAcceptableProblem>("NotAcceptableProblem")(fields(406), annotations<NotAcceptableProblem>(406)) {}
 export class ConflictProblem extends Schema.Class<ConflictProblem>("ConflictProblem")(fields(409), annotations<ConflictProblem>(409)) {}
-export class PayloadTooLargeProblem extends Schema.Class<PayloadTooLargeProblem>("PayloadTooLargeProblem")(fields(413), annotations<PayloadTooLargeProblem>(413)) {}
-export class UnsupportedMediaTypeProblem extends Schema.Class<UnsupportedMediaTypeProblem>("UnsupportedMediaTypeProblem")(fields(415), annotations<UnsupportedMediaTypeProblem>(415)) {}
-export class TooManyRequestsProblem extends Schema.Class<TooManyRequestsProblem>("TooManyRequestsProblem")(fields(429), annotations<TooManyRequestsProblem>(429)) {}
-export class HeadersTooLargeProblem extends Schema.Class<HeadersTooLargeProblem>("HeadersTooLargeProblem")(fields(431), annotations<HeadersTooLargeProblem>(431)) {}
+export class PayloadTooLargeProblem
+  extends Schema.Class<PayloadTooLargeProblem>("PayloadTooLargeProblem")(fields(413), annotations<PayloadTooLargeProblem>(413))
+{}
+export class UnsupportedMediaTypeProblem
+  extends Schema.Class<UnsupportedMediaTypeProblem>("UnsupportedMediaTypeProblem")(fields(415), annotations<UnsupportedMediaTypeProblem>(415))
+{}
+export class TooManyRequestsProblem
+  extends Schema.Class<TooManyRequestsProblem>("TooManyRequestsProblem")(fields(429), annotations<TooManyRequestsProblem>(429))
+{}
+export class HeadersTooLargeProblem
+  extends Schema.Class<HeadersTooLargeProblem>("HeadersTooLargeProblem")(fields(431), annotations<HeadersTooLargeProblem>(431))
+{}
 export class InternalProblem extends Schema.Class<InternalProblem>("InternalProblem")(fields(500), annotations<InternalProblem>(500)) {}
 export class NotImplementedProblem extends Schema.Class<NotImplementedProblem>("NotImplementedProblem")(fields(501), annotations<NotImplementedProblem>(501)) {}
-export class ServiceUnavailableProblem extends Schema.Class<ServiceUnavailableProblem>("ServiceUnavailableProblem")(fields(503), annotations<ServiceUnavailableProblem>(503)) {}
+export class ServiceUnavailableProblem
+  extends Schema.Class<ServiceUnavailableProblem>("ServiceUnavailableProblem")(fields(503), annotations<ServiceUnavailableProblem>(503))
+{}
 
 export const ProblemByStatus = {
   400: BadRequestProblem,

@@ -33,8 +33,7 @@ export class SarConfig extends Context.Tag("@kubemend/core/SarConfig")<SarConfig
     timeout: Duration.seconds(2),
     maxEntries: 10_000
   }
-  static readonly layer = (overrides: Partial<SarConfigShape> = {}) =>
-    Layer.succeed(SarConfig, { ...SarConfig.defaults, ...overrides })
+  static readonly layer = (overrides: Partial<SarConfigShape> = {}) => Layer.succeed(SarConfig, { ...SarConfig.defaults, ...overrides })
   /** Reads document 3's `sarCacheTTL` (Go duration) relative to where the caller nests it (e.g. `rbac`). */
   static readonly layerConfig = (config: Config.Config<SarConfigShape> = sarConfig) => Layer.effect(SarConfig, config)
 }
@@ -94,7 +93,8 @@ const makeCached = Effect.gen(function* () {
               if (entries.get(key)?._tag === "Pending") entries.delete(key)
             })),
             Effect.zipRight(Deferred.succeed(deferred, false))
-          )),
+          )
+      ),
       Effect.ignore,
       Effect.forkIn(scope)
     )
@@ -146,21 +146,26 @@ export class Sar extends Effect.Service<Sar>()("@kubemend/core/Sar", {
   dependencies: [SarConfig.layer()]
 }) {
   /** Allows everything (unit tests of code that is not about authorization). */
-  static readonly layerAllowAll = Layer.succeed(Sar, Sar.make({
-    check: (_principal: SarSubject, _resource: SarResource, _name?: string) => Effect.succeed(true),
-    allows: (_principal: SarSubject, _attributes: SarAttributes) => Effect.succeed(true),
-    stats: zeroStats,
-    invalidate: Effect.void
-  }))
+  static readonly layerAllowAll = Layer.succeed(
+    Sar,
+    Sar.make({
+      check: (_principal: SarSubject, _resource: SarResource, _name?: string) => Effect.succeed(true),
+      allows: (_principal: SarSubject, _attributes: SarAttributes) => Effect.succeed(true),
+      stats: zeroStats,
+      invalidate: Effect.void
+    })
+  )
 
   /** Allows exactly what `rules` grant; no cache. */
   static readonly layerTable = (rules: ReadonlyArray<SarRule>) =>
-    Layer.succeed(Sar, Sar.make({
-      check: (principal: SarSubject, resource: SarResource, name?: string) =>
-        Effect.succeed(rulesAllow(rules, { ...principal, resource, name })),
-      allows: (principal: SarSubject, attributes: SarAttributes) =>
-        Effect.succeed(rulesAllow(rules, { ...principal, resource: attributes.resource, name: attributes.name })),
-      stats: zeroStats,
-      invalidate: Effect.void
-    }))
+    Layer.succeed(
+      Sar,
+      Sar.make({
+        check: (principal: SarSubject, resource: SarResource, name?: string) => Effect.succeed(rulesAllow(rules, { ...principal, resource, name })),
+        allows: (principal: SarSubject, attributes: SarAttributes) =>
+          Effect.succeed(rulesAllow(rules, { ...principal, resource: attributes.resource, name: attributes.name })),
+        stats: zeroStats,
+        invalidate: Effect.void
+      })
+    )
 }

@@ -22,8 +22,7 @@ export { ServerConfig, type ServerSettings }
 export class Readiness extends Effect.Service<Readiness>()("@kubemend/core/Readiness", {
   effect: Effect.gen(function* () {
     const checks = yield* Ref.make(new Map<string, Effect.Effect<unknown, unknown>>())
-    const register = (name: string, check: Effect.Effect<unknown, unknown>) =>
-      Ref.update(checks, (m) => new Map(m).set(name, check))
+    const register = (name: string, check: Effect.Effect<unknown, unknown>) => Ref.update(checks, (m) => new Map(m).set(name, check))
     const evaluate = Effect.gen(function* () {
       const all = [...(yield* Ref.get(checks)).entries()]
       const results = yield* Effect.forEach(
@@ -74,11 +73,14 @@ const nodeServerFor = (settings: ServerSettings, secure: boolean, base: string):
     maxHeaderSize
   }
   if (secure && Option.isSome(settings.tls)) {
-    return answerClientErrors(Https.createServer({
-      ...options,
-      cert: Fs.readFileSync(settings.tls.value.certFile),
-      key: Fs.readFileSync(settings.tls.value.keyFile)
-    }), base)
+    return answerClientErrors(
+      Https.createServer({
+        ...options,
+        cert: Fs.readFileSync(settings.tls.value.certFile),
+        key: Fs.readFileSync(settings.tls.value.keyFile)
+      }),
+      base
+    )
   }
   return answerClientErrors(Http.createServer(options), base)
 }
@@ -107,8 +109,7 @@ const reloadCertificates = (node: Http.Server, files: { readonly certFile: strin
     )
   })
 
-const listen = (server: Http.Server, host: string, port: number) =>
-  NodeHttpServer.make(() => server, { host, port })
+const listen = (server: Http.Server, host: string, port: number) => NodeHttpServer.make(() => server, { host, port })
 
 /** Health listener: `/healthz` answers `ok` while the process is alive; `/readyz` runs the readiness checks. */
 const healthApp = Effect.gen(function* () {
@@ -180,8 +181,7 @@ export const drainGuard = HttpMiddleware.make((app) =>
       return closeConnection(yield* problemResponse(new Draining({ detail: "the service is shutting down" })))
     }
     // The platform writes the response inside `app`, so the header goes in through its pre-response hook.
-    yield* HttpApp.appendPreResponseHandler((_, response) =>
-      Effect.map(drain.isDraining, (draining) => (draining ? closeConnection(response) : response)))
+    yield* HttpApp.appendPreResponseHandler((_, response) => Effect.map(drain.isDraining, (draining) => (draining ? closeConnection(response) : response)))
     return yield* drain.track(app)
   })
 )
@@ -269,5 +269,4 @@ export const apiPort = Effect.map(HttpServer.HttpServer, portOf)
  * A service's API: the served layer (`HttpApiBuilder.serve(drainGuard)` or `HttpServer.serve(app, drainGuard)`) on
  * the API listener, with the drain on top so it finalizes first.
  */
-export const serveWithDrain = <E, R>(serve: Layer.Layer<never, E, R>) =>
-  DrainOnShutdown.pipe(Layer.provideMerge(serve), Layer.provideMerge(ApiServerLive))
+export const serveWithDrain = <E, R>(serve: Layer.Layer<never, E, R>) => DrainOnShutdown.pipe(Layer.provideMerge(serve), Layer.provideMerge(ApiServerLive))

@@ -23,5 +23,4 @@ const declaredState = (object: unknown): unknown => {
  * `sha256:<64 hex>` of the object's declared state. Pass the whole object: for a kind without `.spec` (ConfigMap)
  * the declared state is its `data`; a `.spec` passed alone hashes the same as its object.
  */
-export const specHash = (object: unknown): string =>
-  `sha256:${createHash("sha256").update(canonicalJson(declaredState(object))).digest("hex")}`
+export const specHash = (object: unknown): string => `sha256:${createHash("sha256").update(canonicalJson(declaredState(object))).digest("hex")}`

@@ -17,7 +17,9 @@ export class SseEventTooLarge extends Schema.TaggedError<SseEventTooLarge>()("Ss
 const tooLarge = (maxEventSize: number) =>
   new SseEventTooLarge({
     maxEventSize,
-    message: `SSE event never ended and is larger than ${maxEventSize >= 1024 * 1024 && maxEventSize % (1024 * 1024) === 0 ? `${maxEventSize / (1024 * 1024)} MiB` : `${maxEventSize} characters`}`
+    message: `SSE event never ended and is larger than ${
+      maxEventSize >= 1024 * 1024 && maxEventSize % (1024 * 1024) === 0 ? `${maxEventSize / (1024 * 1024)} MiB` : `${maxEventSize} characters`
+    }`
   })
 
 export interface SseEvent {
@@ -39,18 +41,17 @@ export const makeSseParser = (maxEventSize: number = defaultMaxEventSize) => {
 }
 
 /** The events of a text stream. */
-export const decodeSse = (maxEventSize: number = defaultMaxEventSize) =>
-<E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<SseEvent, E | SseEventTooLarge, R> =>
-  Stream.suspend(() => {
-    const parser = makeSseParser(maxEventSize)
-    const step = (out: ReadonlyArray<SseEvent> | SseEventTooLarge) =>
-      out instanceof SseEventTooLarge ? Effect.fail(out) : Effect.succeed(out)
-    return text.pipe(
-      Stream.mapEffect((chunk) => step(parser.feed(chunk))),
-      Stream.concat(Stream.fromEffect(Effect.suspend(() => step(parser.end())))),
-      Stream.flattenIterables
-    )
-  })
+export const decodeSse =
+  (maxEventSize: number = defaultMaxEventSize) => <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<SseEvent, E | SseEventTooLarge, R> =>
+    Stream.suspend(() => {
+      const parser = makeSseParser(maxEventSize)
+      const step = (out: ReadonlyArray<SseEvent> | SseEventTooLarge) => out instanceof SseEventTooLarge ? Effect.fail(out) : Effect.succeed(out)
+      return text.pipe(
+        Stream.mapEffect((chunk) => step(parser.feed(chunk))),
+        Stream.concat(Stream.fromEffect(Effect.suspend(() => step(parser.end())))),
+        Stream.flattenIterables
+      )
+    })
 
 /** The events of a web body, for Promise code; throws `SseEventTooLarge`. */
 export async function* sseEventsOf(body: ReadableStream<Uint8Array>, maxEventSize: number = defaultMaxEventSize) {

@@ -118,10 +118,18 @@ export const toStorageError = (u: unknown): StorageError =>
     onSome: ({ detail, status, type }) => {
       const slug = type.split("/").pop() ?? ""
       const d = detail ?? slug
-      if (status === 400) return slug === "reconstruction-incomplete" ? new ReconstructionIncomplete({ completeness: 0, detail: d }) : new ValidationError({ detail: d })
+      if (status === 400) {
+        return slug === "reconstruction-incomplete"
+          ? new ReconstructionIncomplete({ completeness: 0, detail: d })
+          : new ValidationError({ detail: d })
+      }
       if (status === 401 || status === 403) return new Unauthenticated({ reason: "token_review_failed", detail: d })
       if (status === 404) return new NotFound({ resource: "storage resource", id: "", detail: d })
-      if (status === 409) return slug === "content-integrity-violation" ? new ContentIntegrityViolation({ name: "", version: "", detail: d }) : new Conflict({ detail: d })
+      if (status === 409) {
+        return slug === "content-integrity-violation"
+          ? new ContentIntegrityViolation({ name: "", version: "", detail: d })
+          : new Conflict({ detail: d })
+      }
       if (status === 413) return new ExportTooLarge({ limit: 0, detail: d })
       return new DependencyUnavailable({ dependency: "storage", detail: d })
     }
@@ -160,7 +168,10 @@ export const make = (options: StorageClientOptions) =>
       reconstruct: (correlation_id) => call("reconstruct", api.compliance.reconstructRemediationRequest({ path: { correlation_id } })),
       effectiveness: (correlation_id) => call("effectiveness", api.compliance.getEffectivenessScore({ path: { correlation_id } })),
       workflowEffectiveness: (workflow_id, namespace) =>
-        call("workflowEffectiveness", api.compliance.getWorkflowEffectiveness({ urlParams: { workflow_id, ...(namespace === undefined ? {} : { namespace }) } })),
+        call(
+          "workflowEffectiveness",
+          api.compliance.getWorkflowEffectiveness({ urlParams: { workflow_id, ...(namespace === undefined ? {} : { namespace }) } })
+        ),
       remediationHistory: (urlParams) => call("remediationHistory", api.compliance.getRemediationHistoryContext({ urlParams })),
       listWorkflows: (urlParams) => call("listWorkflows", api.workflows.listWorkflows({ urlParams })),
       getWorkflow: (workflow_id, context = {}) => call("getWorkflow", api.workflows.getWorkflowByID({ path: { workflow_id }, urlParams: context })),

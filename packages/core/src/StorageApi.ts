@@ -4,12 +4,7 @@
  * `/api/v1`; every error is an RFC 7807 problem (`application/problem+json`).
  */
 import { HttpApi, OpenApi } from "@effect/platform"
-import {
-  BadRequestProblem,
-  InternalProblem,
-  PayloadTooLargeProblem,
-  ServiceUnavailableProblem
-} from "./Problem.ts"
+import { BadRequestProblem, InternalProblem, PayloadTooLargeProblem, ServiceUnavailableProblem } from "./Problem.ts"
 import { AuditGroup, ComplianceGroup, PublicGroup } from "./StorageApi/AuditGroups.ts"
 import { ActionTypesGroup, WorkflowsGroup } from "./StorageApi/CatalogGroups.ts"
 
@@ -41,4 +36,5 @@ export class StorageApi extends HttpApi.make("storage")
       version: "1.0.0",
       description: "Tamper-evident audit trail, workflow catalog and action-type taxonomy."
     })
-  ) {}
+  )
+{}

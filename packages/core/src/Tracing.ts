@@ -25,5 +25,4 @@ export const layerTracing = (serviceName: string) =>
   )
 
 /** For tests: collect spans with the given processor (e.g. SimpleSpanProcessor over InMemorySpanExporter). */
-export const layerTracingWith = (serviceName: string, spanProcessor: SpanProcessor) =>
-  NodeSdk.layer(() => ({ resource: { serviceName }, spanProcessor }))
+export const layerTracingWith = (serviceName: string, spanProcessor: SpanProcessor) => NodeSdk.layer(() => ({ resource: { serviceName }, spanProcessor }))

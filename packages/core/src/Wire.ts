@@ -151,7 +151,7 @@ export const problemBody = (e: DomainError, base: string, instance?: string): Pr
 export const toProblem = (e: DomainError, instance?: string): Effect.Effect<Problem> =>
   Effect.map(ProblemTypeBase, (base) => {
     const row = wire[e._tag]
-    const Problem = ProblemByStatus[row.status] as new (body: ProblemBody) => Problem
+    const Problem = ProblemByStatus[row.status] as new(body: ProblemBody) => Problem
     return new Problem(problemBody(e, base, instance))
   })
 

@@ -38,10 +38,22 @@ const scriptedStorage = (script: ReadonlyArray<Answer> | ((events: ReadonlyArray
           if (answer !== "ok") return yield* Effect.fail(answer)
           return { eventIds: events.map((e) => e.event_id!), queued: false }
         }),
-      queryEvents: unexpected, verifyChain: unexpected, reconstruct: unexpected, effectiveness: unexpected,
-      workflowEffectiveness: unexpected, remediationHistory: unexpected, listWorkflows: unexpected, getWorkflow: unexpected,
-      registerWorkflow: unexpected, listActions: unexpected, listWorkflowsByAction: unexpected, registerActionType: unexpected,
-      disableWorkflow: unexpected, updateActionType: unexpected, disableActionType: unexpected, recordNotification: unexpected
+      queryEvents: unexpected,
+      verifyChain: unexpected,
+      reconstruct: unexpected,
+      effectiveness: unexpected,
+      workflowEffectiveness: unexpected,
+      remediationHistory: unexpected,
+      listWorkflows: unexpected,
+      getWorkflow: unexpected,
+      registerWorkflow: unexpected,
+      listActions: unexpected,
+      listWorkflowsByAction: unexpected,
+      registerActionType: unexpected,
+      disableWorkflow: unexpected,
+      updateActionType: unexpected,
+      disableActionType: unexpected,
+      recordNotification: unexpected
     }
     return { service, batches }
   })

@@ -11,14 +11,21 @@ import type { K8sService } from "../src/K8s.ts"
 
 /** Only TokenReview is used by Auth; any other call is a test bug. */
 const k8sLayer = (tokenReview: K8sService["tokenReview"]) =>
-  Layer.succeed(K8s, new Proxy({ namespace: "kubemend", apiGroup: "kubemend.io", tokenReview }, {
-    get: (target, prop) => prop in target ? target[prop as keyof typeof target] : () => Effect.die(`unexpected K8s.${String(prop)}`)
-  }) as unknown as K8sService)
+  Layer.succeed(
+    K8s,
+    new Proxy({ namespace: "kubemend", apiGroup: "kubemend.io", tokenReview }, {
+      get: (target, prop) => prop in target ? target[prop as keyof typeof target] : () => Effect.die(`unexpected K8s.${String(prop)}`)
+    }) as unknown as K8sService
+  )
 
 const noReview = k8sLayer(() => Effect.die("unexpected tokenReview"))
 
-const provider = (issuer: DevIssuerService, extra: Partial<JwtProvider> = {}): JwtProvider =>
-  ({ name: "dev", issuerURL: issuer.url, audiences: [issuer.audience], ...extra })
+const provider = (issuer: DevIssuerService, extra: Partial<JwtProvider> = {}): JwtProvider => ({
+  name: "dev",
+  issuerURL: issuer.url,
+  audiences: [issuer.audience],
+  ...extra
+})
 
 const withAuth = <A, E, R>(
   config: Partial<AuthConfigShape>,
@@ -143,8 +150,7 @@ describe("Auth against the dev issuer", () => {
       const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       yield* withAuth({ providers: [provider(issuer)] }, (auth) =>
         Effect.gen(function* () {
-          const check = (claims: Record<string, unknown>) =>
-            Effect.flatMap(issuer.persona("sre", claims), (t) => outcome(auth, bearer(t)))
+          const check = (claims: Record<string, unknown>) => Effect.flatMap(issuer.persona("sre", claims), (t) => outcome(auth, bearer(t)))
           assert.strictEqual(yield* outcome(auth, bearer(yield* issuer.bad.expired)), "token_expired")
           assert.strictEqual(yield* check({ exp: now - 1 }), "token_expired", "no leeway on exp")
           assert.strictEqual(yield* outcome(auth, bearer(yield* issuer.bad.missingExp)), "missing_expiry")
@@ -194,7 +200,7 @@ describe("Auth against the dev issuer", () => {
             ["Bearer !!!.@@@.###", "malformed_token"],
             [`Bearer ${h}.${Buffer.from("{not json").toString("base64url")}.sig`, "malformed_token"],
             [`Bearer ${Buffer.from("[]").toString("base64url")}.${p}.sig`, "malformed_token"],
-            [`Bearer ${h}.${Buffer.from('{"sub":"x"}').toString("base64url")}.sig`, "malformed_token"]
+            [`Bearer ${h}.${Buffer.from("{\"sub\":\"x\"}").toString("base64url")}.sig`, "malformed_token"]
           ]
           for (const [header, reason] of cases) assert.strictEqual(yield* outcome(auth, header), reason, String(header).slice(0, 40))
           assert.strictEqual(yield* outcome(auth, bearer(yield* issuer.persona("sre", { preferred_username: "bad\u0007name" }))), "control_chars")
@@ -253,10 +259,15 @@ describe("Auth against the dev issuer", () => {
       ]
       yield* withAuth({ providers }, (auth) =>
         Effect.gen(function* () {
-          const a = yield* auth.authenticate(bearer(yield* corp.token({
-            sub: "u-123", preferred_username: "ignored", user: { login: "alice" }, realm_access: { roles: ["r1", "r2"] },
-            groups: ["not-used"]
-          })))
+          const a = yield* auth.authenticate(bearer(
+            yield* corp.token({
+              sub: "u-123",
+              preferred_username: "ignored",
+              user: { login: "alice" },
+              realm_access: { roles: ["r1", "r2"] },
+              groups: ["not-used"]
+            })
+          ))
           assert.deepStrictEqual([a.user, a.groups, a.subject, a.issuer], ["alice", ["r1", "r2"], "u-123", corp.url])
           const fallback = yield* auth.authenticate(bearer(yield* corp.token({ preferred_username: "bob", user: { login: "" } })))
           assert.deepStrictEqual([fallback.user, fallback.groups], ["bob", []])
@@ -291,9 +302,12 @@ describe("Auth against the dev issuer", () => {
       const k8s = k8sLayer((token) =>
         token === "down"
           ? Effect.fail(new K8sUnavailable({ message: "connection refused" }))
-          : Effect.succeed(token === "sa-token"
-            ? Option.some({ username: "system:serviceaccount:kubemend:gateway", uid: "u1", groups: ["system:serviceaccounts"] })
-            : Option.none()))
+          : Effect.succeed(
+            token === "sa-token"
+              ? Option.some({ username: "system:serviceaccount:kubemend:gateway", uid: "u1", groups: ["system:serviceaccounts"] })
+              : Option.none()
+          )
+      )
       yield* withAuth({}, (auth) =>
         Effect.gen(function* () {
           const p = yield* auth.authenticateServiceAccount("Bearer sa-token")

@@ -16,11 +16,9 @@ const GatewayLike = Config.all({
   apiKey: Config.option(Config.redacted("apiKey"))
 })
 
-const env = (entries: Record<string, string>) =>
-  ConfigProvider.fromMap(new Map(Object.entries(entries)), { pathDelim: "_", seqDelim: "," })
+const env = (entries: Record<string, string>) => ConfigProvider.fromMap(new Map(Object.entries(entries)), { pathDelim: "_", seqDelim: "," })
 
-const load = (file: unknown, vars: Record<string, string> = {}) =>
-  Effect.withConfigProvider(GatewayLike, providerFor("gateway", file, env(vars)))
+const load = (file: unknown, vars: Record<string, string> = {}) => Effect.withConfigProvider(GatewayLike, providerFor("gateway", file, env(vars)))
 
 describe("Go durations", () => {
   it("parses and formats the forms Go prints", () => {
@@ -43,8 +41,7 @@ describe("config loader", () => {
       expect(Duration.toSeconds(c.keepaliveInterval)).toBe(15)
       expect(c.drainSeconds).toBe(15)
       expect(Option.isNone(c.apiKey)).toBe(true)
-    })
-  )
+    }))
 
   it.effect("reads camelCase keys from the file and lets constant-case env override one key", () =>
     Effect.gen(function* () {
@@ -57,15 +54,13 @@ describe("config loader", () => {
       expect(c.origins).toEqual(["https://a"])
       // Secrets stay Redacted: printing the config never shows them.
       expect(String(Option.getOrThrow(c.apiKey))).not.toContain("s3cret")
-    })
-  )
+    }))
 
   it.effect("env lists are comma separated", () =>
     Effect.gen(function* () {
       const c = yield* load({}, { GATEWAY_ALLOWED_ORIGINS: "https://a,https://b" })
       expect(c.origins).toEqual(["https://a", "https://b"])
-    })
-  )
+    }))
 
   it.effect("a bad value is refused with one line naming the key", () =>
     Effect.gen(function* () {
@@ -73,16 +68,14 @@ describe("config loader", () => {
       expect(Either.isLeft(result)).toBe(true)
       const line = formatConfigError(Either.getLeft(result).pipe(Option.getOrThrow))
       expect(line).not.toContain("\n")
-      expect(line).toContain('keepaliveInterval: expected a Go duration such as 30s, 15m or 2160h, got "5x"')
+      expect(line).toContain("keepaliveInterval: expected a Go duration such as 30s, 15m or 2160h, got \"5x\"")
       expect(line).toContain("shutdown.drainSeconds: must be between 0 and 300")
-    })
-  )
+    }))
 
   it.effect("a bad env value names the env variable", () =>
     Effect.gen(function* () {
       const result = yield* Effect.either(load({}, { GATEWAY_RATE_LIMIT_IP_REQUESTS_PER_SEC: "lots" }))
       const line = formatConfigError(Either.getLeft(result).pipe(Option.getOrThrow))
       expect(line).toContain("GATEWAY_RATE_LIMIT_IP_REQUESTS_PER_SEC")
-    })
-  )
+    }))
 })

@@ -117,21 +117,25 @@ describe("drain and keep-alive connections", () => {
       expect(elapsed).toBeLessThan(prompt)
     })), { timeout: 30_000 })
 
-  it.live("a keep-alive response whose headers went out before the drain closes its connection as soon as it ends", () =>
-    Effect.scoped(Effect.gen(function* () {
-      const agent = yield* keepAliveAgent
-      const s = yield* running(longDrain)
-      const reply = yield* get(agent, s.port, "/detached")
-      expect(reply.connection).toBe("keep-alive")
-      yield* Effect.promise(() => reply.firstChunk)
-      // Nothing is in flight, but a response is still being written: the listener waits for it (a cut would
-      // show in the body), then must not keep its keep-alive connection open.
-      const shutdown = yield* s.shutdown
-      yield* s.release
-      expect(yield* Effect.promise(() => reply.body)).toBe("first;last")
-      const [, elapsed] = yield* timed(Fiber.join(shutdown))
-      expect(elapsed).toBeLessThan(prompt)
-    })), { timeout: 30_000 })
+  it.live(
+    "a keep-alive response whose headers went out before the drain closes its connection as soon as it ends",
+    () =>
+      Effect.scoped(Effect.gen(function* () {
+        const agent = yield* keepAliveAgent
+        const s = yield* running(longDrain)
+        const reply = yield* get(agent, s.port, "/detached")
+        expect(reply.connection).toBe("keep-alive")
+        yield* Effect.promise(() => reply.firstChunk)
+        // Nothing is in flight, but a response is still being written: the listener waits for it (a cut would
+        // show in the body), then must not keep its keep-alive connection open.
+        const shutdown = yield* s.shutdown
+        yield* s.release
+        expect(yield* Effect.promise(() => reply.body)).toBe("first;last")
+        const [, elapsed] = yield* timed(Fiber.join(shutdown))
+        expect(elapsed).toBeLessThan(prompt)
+      })),
+    { timeout: 30_000 }
+  )
 
   it.live("a response still being written when the drain time is up is cut, and the listener closes", () =>
     Effect.scoped(Effect.gen(function* () {

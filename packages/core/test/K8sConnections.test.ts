@@ -26,12 +26,18 @@ const countingProxy = (port: number) =>
         upstream.on("error", () => client.destroy())
       })
       server.listen(0, "127.0.0.1", () =>
-        resume(Effect.succeed({ server, open, port: (server.address() as net.AddressInfo).port, connections: () => connections })))
+        resume(Effect.succeed({
+          server,
+          open,
+          port: (server.address() as net.AddressInfo).port,
+          connections: () => connections
+        })))
     }),
-    ({ open, server }) => Effect.async<void>((resume) => {
-      for (const socket of open) socket.destroy()
-      server.close(() => resume(Effect.void))
-    })
+    ({ open, server }) =>
+      Effect.async<void>((resume) => {
+        for (const socket of open) socket.destroy()
+        server.close(() => resume(Effect.void))
+      })
   )
 
 describe("K8s live layer connections", () => {

@@ -79,12 +79,14 @@ describe("K8s live layerConfig", () => {
         kubeconfig: Config.string("kubeconfig"),
         requestTimeout: Config.duration("requestTimeout")
       })
-      const provider = ConfigProvider.fromMap(new Map([
-        ["namespace", "team-a"],
-        ["apiGroup", apiGroup],
-        ["kubeconfig", kube.kubeConfig()],
-        ["requestTimeout", "2 seconds"]
-      ]))
+      const provider = ConfigProvider.fromMap(
+        new Map([
+          ["namespace", "team-a"],
+          ["apiGroup", apiGroup],
+          ["kubeconfig", kube.kubeConfig()],
+          ["requestTimeout", "2 seconds"]
+        ])
+      )
       const created = yield* Effect.flatMap(K8s, (k8s) => k8s.createCr("remediationrequests", rr("a"))).pipe(
         Effect.provide(layer),
         Effect.withConfigProvider(provider)

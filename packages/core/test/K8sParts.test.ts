@@ -55,8 +55,7 @@ describe("informer", () => {
       ]
       const source = {
         list: Effect.succeed({ items: [obj("a", "1")], resourceVersion: "2" }),
-        watch: (rv: string) =>
-          Stream.unwrap(Ref.modify(from, (f) => [Stream.fromIterable(sessions[f.length] ?? []), [...f, rv]]))
+        watch: (rv: string) => Stream.unwrap(Ref.modify(from, (f) => [Stream.fromIterable(sessions[f.length] ?? []), [...f, rv]]))
       }
       const events = yield* informer(source, settings).pipe(Stream.take(3), Stream.runCollect)
       expect(Chunk.toReadonlyArray(events).map((e) => `${e.type} ${e.object.metadata.name}`))
@@ -78,7 +77,9 @@ describe("informer", () => {
       const fiber = yield* informer(source, settings).pipe(Stream.take(2), Stream.runCollect, Effect.fork)
       yield* TestClock.adjust("100 millis")
       const events = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
-      expect(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`))
+      expect(events.map((e) =>
+        `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`
+      ))
         .toEqual(["ADDED a 1", "MODIFIED a 4"])
     }))
 

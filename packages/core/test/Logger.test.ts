@@ -21,6 +21,5 @@ describe("JSON logger", () => {
         phase: "Error"
       })
       expect(record.ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
-    })
-  )
+    }))
 })

@@ -19,8 +19,7 @@ const scrape = (prefix: string) =>
   }).pipe(Effect.provide(Metrics.Default), Effect.provideService(DefaultMetricsPrefix, prefix))
 
 /** Metric names of the series in a text exposition. */
-const seriesNames = (body: string) =>
-  [...new Set(body.split("\n").filter((l) => l !== "" && !l.startsWith("#")).map((l) => l.split(/[{ ]/)[0]!))]
+const seriesNames = (body: string) => [...new Set(body.split("\n").filter((l) => l !== "" && !l.startsWith("#")).map((l) => l.split(/[{ ]/)[0]!))]
 
 describe("default metrics per service", () => {
   it.effect.each(Object.entries(serviceNamespaces))("%s: every series is %s-prefixed but audit_events_dropped_total", ([, prefix]) =>

@@ -33,7 +33,9 @@ describe("Rego subset", () => {
       signal: { severity: "warning", labels: { environment: "staging" } },
       kubernetesContext: context({ environment: "production", "kubemend.io/priority": "P1" }, { "kubemend.io/criticality": "Low" })
     })).toMatchObject({ environment: "staging", priority: "P1", criticality: "Low" })
-    expect(p.evaluate(["signalprocessing", "environment"], { signal: { severity: "info", labels: {} }, kubernetesContext: context({ environment: "production" }) })).toBe("production")
+    expect(
+      p.evaluate(["signalprocessing", "environment"], { signal: { severity: "info", labels: {} }, kubernetesContext: context({ environment: "production" }) })
+    ).toBe("production")
     // Unknown severity, no labels: the defaults.
     expect(p.evaluate(["signalprocessing"], { signal: { severity: "odd" } })).toMatchObject({ environment: "unknown", priority: "P2", criticality: "Medium" })
   })
@@ -45,7 +47,8 @@ describe("Rego subset", () => {
       require_approval: true,
       reasons: ["confidence 0.5 is below the auto-approval threshold 0.8"]
     })
-    expect(p.evaluate(["approval", "require_approval"], { confidence: 0.95, threshold: 0.8, needsHumanReview: true, humanReviewReason: "low_confidence" })).toBe(true)
+    expect(p.evaluate(["approval", "require_approval"], { confidence: 0.95, threshold: 0.8, needsHumanReview: true, humanReviewReason: "low_confidence" }))
+      .toBe(true)
   })
 
   it("iteration, some-in, not, comprehensions, sets and partial objects", () => {

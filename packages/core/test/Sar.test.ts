@@ -5,9 +5,7 @@ import { Authorizer } from "../src/devkit/kube/Rbac.ts"
 import type { AccessReview, K8sService } from "../src/K8s.ts"
 import * as K8sLive from "../src/K8s/Live.ts"
 import { K8s, K8sUnavailable } from "../src/K8s.ts"
-import {
-  allToolNames, devkitRbacSpec, noConsole, personaGroup, personas, personaUser, renderRbac, toolsFor
-} from "../src/Personas.ts"
+import { allToolNames, devkitRbacSpec, noConsole, personaGroup, personas, personaUser, renderRbac, toolsFor } from "../src/Personas.ts"
 import type { RbacSpec } from "../src/Personas.ts"
 import type { SarConfigShape } from "../src/Sar.ts"
 import { Sar, SarConfig } from "../src/Sar.ts"
@@ -20,10 +18,11 @@ const fakeK8s = (review: (r: AccessReview) => Effect.Effect<boolean, K8sUnavaila
   const service = new Proxy({
     namespace: "kubemend",
     apiGroup,
-    subjectAccessReview: (r: AccessReview) => Effect.suspend(() => {
-      received.push(r)
-      return review(r)
-    })
+    subjectAccessReview: (r: AccessReview) =>
+      Effect.suspend(() => {
+        received.push(r)
+        return review(r)
+      })
   }, {
     get: (target, prop) => prop in target ? target[prop as keyof typeof target] : () => Effect.die(`unexpected K8s.${String(prop)}`)
   }) as unknown as K8sService
@@ -55,7 +54,12 @@ describe("Sar", () => {
       Effect.gen(function* () {
         assert.isTrue(yield* sar.check(sre, "tools", "svc_cancel_remediation"))
         assert.deepStrictEqual(k8s.received[0], {
-          user: "sre-user", groups: ["kubemend-sre"], verb: "use", group: apiGroup, resource: "tools", name: "svc_cancel_remediation"
+          user: "sre-user",
+          groups: ["kubemend-sre"],
+          verb: "use",
+          group: apiGroup,
+          resource: "tools",
+          name: "svc_cancel_remediation"
         })
         assert.isFalse(yield* sar.check(sre, "tools", "svc_approve"))
         // same subject, groups in another order: one cache key
@@ -97,8 +101,7 @@ describe("Sar", () => {
       const k8s = fakeK8s(() => Effect.as(Deferred.await(gate), true))
       yield* withSar(k8s.layer, (sar) =>
         Effect.gen(function* () {
-          const fibers = yield* Effect.forEach(Array.from({ length: 20 }), () =>
-            Effect.fork(sar.check(sre, "tools", "svc_watch")))
+          const fibers = yield* Effect.forEach(Array.from({ length: 20 }), () => Effect.fork(sar.check(sre, "tools", "svc_watch")))
           for (let i = 0; i < 100; i++) {
             const { misses, coalesced } = yield* sar.stats
             if (misses + coalesced === 20) break
@@ -212,10 +215,13 @@ describe("Sar", () => {
     Effect.gen(function* () {
       const all = yield* Effect.provide(Sar, Sar.layerAllowAll)
       assert.isTrue(yield* all.check({ user: "x", groups: [] }, "tools", "anything"))
-      const table = yield* Effect.provide(Sar, Sar.layerTable([
-        { groups: ["g"], resource: "tools", names: ["svc_watch"] },
-        { users: ["alice"], resource: "console" }
-      ]))
+      const table = yield* Effect.provide(
+        Sar,
+        Sar.layerTable([
+          { groups: ["g"], resource: "tools", names: ["svc_watch"] },
+          { users: ["alice"], resource: "console" }
+        ])
+      )
       assert.isTrue(yield* table.check({ user: "bob", groups: ["g"] }, "tools", "svc_watch"))
       assert.isFalse(yield* table.check({ user: "bob", groups: ["g"] }, "tools", "svc_approve"))
       assert.isFalse(yield* table.check({ user: "bob", groups: ["g"] }, "console"))
@@ -254,7 +260,8 @@ describe("Sar over real SubjectAccessReviews (dev API server + live K8s layer)",
         assert.isFalse(yield* sar.check({ user: "stranger", groups: ["nobody"] }, "console"))
         const reviews = kube.requests().filter((r) => r.path.includes("subjectaccessreviews"))
         assert.strictEqual(reviews.length, personas.length * (allToolNames("svc").length + 1) + 3)
-      })))
+      })
+    ))
 
   it.scoped("a revoked grant stops access once the cache TTL has passed", () =>
     withLiveSar((sar, kube) =>
@@ -265,5 +272,6 @@ describe("Sar over real SubjectAccessReviews (dev API server + live K8s layer)",
         assert.isTrue(yield* sar.check(cicd, "tools", "svc_watch"), "still cached")
         yield* TestClock.adjust("30 seconds")
         assert.isFalse(yield* sar.check(cicd, "tools", "svc_watch"))
-      })))
+      })
+    ))
 })

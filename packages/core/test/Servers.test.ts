@@ -48,8 +48,7 @@ describe("health, metrics and drain", () => {
       const open = yield* get(metrics, "/metrics", { accept: "application/openmetrics-text; version=1.0.0" })
       expect(open.type).toContain("application/openmetrics-text")
       yield* Scope.close(scope, Exit.void)
-    })
-  )
+    }))
 
   it.live("answers headers over 16 KiB with a 431 problem, and a malformed request with Node's 400", () =>
     Effect.gen(function* () {
@@ -60,7 +59,11 @@ describe("health, metrics and drain", () => {
       const big = yield* get(port, "/fast", { "x-padding": "a".repeat(20 * 1024) })
       expect(big.status).toBe(431)
       expect(big.type).toBe("application/problem+json")
-      expect(JSON.parse(big.body)).toMatchObject({ status: 431, title: "Request Header Fields Too Large", type: expect.stringMatching(/request-header-fields-too-large$/) })
+      expect(JSON.parse(big.body)).toMatchObject({
+        status: 431,
+        title: "Request Header Fields Too Large",
+        type: expect.stringMatching(/request-header-fields-too-large$/)
+      })
       expect((yield* get(port, "/fast")).status).toBe(200)
       const malformed = yield* Effect.promise(() =>
         new Promise<string>((resolve) => {
@@ -68,7 +71,8 @@ describe("health, metrics and drain", () => {
           let text = ""
           socket.on("data", (d) => (text += d))
           socket.on("close", () => resolve(text))
-        }))
+        })
+      )
       expect(malformed).toMatch(/^HTTP\/1\.1 400 Bad Request/)
       yield* Scope.close(scope, Exit.void)
     }))
@@ -100,8 +104,7 @@ describe("health, metrics and drain", () => {
       expect(yield* Fiber.join(slow)).toMatchObject({ status: 200, body: "slow done" })
       yield* Fiber.join(shutdown)
       expect(Date.now() - started).toBeLessThan(3000)
-    })
-  )
+    }))
 
   it.live("cuts connections still open when the drain time runs out", () =>
     Effect.gen(function* () {
@@ -119,6 +122,5 @@ describe("health, metrics and drain", () => {
       yield* Scope.close(scope, Exit.void)
       expect(Date.now() - started).toBeLessThan(2000)
       yield* Fiber.join(slow)
-    })
-  )
+    }))
 })

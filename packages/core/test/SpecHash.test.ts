@@ -13,8 +13,16 @@ const deployment = (image: string, extra: Record<string, unknown> = {}) => ({
 describe("SpecHash", () => {
   it("hashes the canonical JSON of .spec as sha256:<hex>, whatever the key order, metadata or status", () => {
     const a = specHash(deployment("shop/app:1"))
-    expect(a).toBe(`sha256:${createHash("sha256").update('{"replicas":2,"template":{"spec":{"containers":[{"image":"shop/app:1","name":"app"}]}}}').digest("hex")}`)
-    const reordered = { status: { readyReplicas: 2 }, spec: { template: { spec: { containers: [{ image: "shop/app:1", name: "app" }] } }, replicas: 2 }, metadata: { name: "x", resourceVersion: "99" } }
+    expect(a).toBe(
+      `sha256:${
+        createHash("sha256").update("{\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{\"image\":\"shop/app:1\",\"name\":\"app\"}]}}}").digest("hex")
+      }`
+    )
+    const reordered = {
+      status: { readyReplicas: 2 },
+      spec: { template: { spec: { containers: [{ image: "shop/app:1", name: "app" }] } }, replicas: 2 },
+      metadata: { name: "x", resourceVersion: "99" }
+    }
     expect(specHash(reordered)).toBe(a)
     expect(specHash(deployment("shop/app:1").spec)).toBe(a)
   })

@@ -69,7 +69,8 @@ describe("Storage client (live, over HTTP)", () => {
       const fake = yield* fakeStorage((s) =>
         s.url === "/api/v1/audit/events/batch"
           ? { status: 202, body: { status: "accepted", message: "queued", event_ids: (s.body as Array<{ event_id: string }>).map((e) => e.event_id) } }
-          : { status: 404, body: problem(404, "not-found") })
+          : { status: 404, body: problem(404, "not-found") }
+      )
       const dir = yield* Effect.promise(() => Fs.mkdtemp(Path.join(Os.tmpdir(), "sa-")))
       yield* Effect.promise(() => Fs.writeFile(Path.join(dir, "token"), "sa-token\n"))
       const storage = yield* Effect.provide(Storage, Storage.layer({ baseUrl: fake.url, tokenFile: Path.join(dir, "token") }))
@@ -110,7 +111,8 @@ describe("Storage client (live, over HTTP)", () => {
           ? { status: 409, body: problem(409, "content-integrity-violation") }
           : s.url.startsWith("/api/v1/audit/events/batch")
           ? { status: 400, body: problem(400, "validation-error") }
-          : { status: 401, body: problem(401, "unauthorized") })
+          : { status: 401, body: problem(401, "unauthorized") }
+      )
       const storage = yield* Effect.provide(Storage, Storage.layer({ baseUrl: fake.url, token: Redacted.make("t") }))
       expect((yield* Effect.flip(storage.registerWorkflow({ content: "x" })))._tag).toBe("ContentIntegrityViolation")
       expect((yield* Effect.flip(storage.writeEvents([event])))._tag).toBe("ValidationError")
@@ -156,7 +158,9 @@ describe("the storage contract", () => {
 
   it("a workflow id depends on the spec only, not on comments or key order", () => {
     const a = parseWorkflowContent(workflowYaml("1.0.0"))
-    const b = parseWorkflowContent(`# comment\n${workflowYaml("1.0.0").replace("metadata: { name: scale-up }", "metadata:\n  labels: {a: b}\n  name: scale-up")}`)
+    const b = parseWorkflowContent(
+      `# comment\n${workflowYaml("1.0.0").replace("metadata: { name: scale-up }", "metadata:\n  labels: {a: b}\n  name: scale-up")}`
+    )
     expect(Either.isRight(a) && Either.isRight(b) && a.right.workflowId === b.right.workflowId).toBe(true)
     expect(Either.isLeft(parseWorkflowContent("kind: Pod"))).toBe(true)
   })

@@ -98,6 +98,5 @@ describe("a service's API over TLS", () => {
       const second = yield* servedSerial(port, ca.certPem)
       expect(second).not.toBe(first)
       yield* Scope.close(scope, Exit.void)
-    })
-  )
+    }))
 })

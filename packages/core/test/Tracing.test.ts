@@ -43,9 +43,7 @@ describe("tracing", () => {
       const port = yield* Effect.map(HttpServer.HttpServer, (s) => (s.address as { port: number }).port).pipe(
         Effect.provide(context)
       )
-      const response = yield* Effect.promise(() =>
-        fetch(`http://127.0.0.1:${port}/work`, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } })
-      )
+      const response = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/work`, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } }))
       expect(response.status).toBe(200)
       yield* Effect.sleep("50 millis")
 
@@ -54,6 +52,5 @@ describe("tracing", () => {
       expect(names).toContain("Test.work")
       expect(spans.every((s) => s.spanContext().traceId === traceId)).toBe(true)
       expect(forwarded).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`))
-    }).pipe(Effect.scoped)
-  )
+    }).pipe(Effect.scoped))
 })

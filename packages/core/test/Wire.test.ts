@@ -57,8 +57,7 @@ describe("wire table", () => {
         // The error decodes back from its own encoding (errors cross process boundaries as data).
         const encoded = Schema.encodeSync(Errors.DomainError)(error)
         expect(Schema.decodeUnknownSync(Errors.DomainError)(encoded)._tag).toBe(tag)
-      })
-    )
+      }))
   }
 
   it("keeps the spec's named slugs and titles", () => {
@@ -86,13 +85,11 @@ describe("wire table", () => {
       expect(response.status).toBe(429)
       expect(response.headers["content-type"]).toBe(ProblemContentType)
       expect(response.headers["retry-after"]).toBe("1")
-    })
-  )
+    }))
 
   it.effect("uses the configured problem type base", () =>
     Effect.gen(function* () {
       const problem = yield* toProblem(samples.Forbidden).pipe(Effect.provideService(ProblemTypeBase, "https://example.org/p"))
       expect(problem.type).toBe("https://example.org/p/forbidden")
-    })
-  )
+    }))
 })

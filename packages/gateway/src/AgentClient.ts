@@ -117,7 +117,8 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
             const c = await connection?.catch(() => undefined)
             await c?.transport.terminateSession().catch(() => undefined)
             await c?.client.close().catch(() => undefined)
-          }))
+          })
+        )
 
         const invoke = (url: URL, name: string, args: Record<string, unknown>, timeout: Duration.Duration) =>
           Effect.tryPromise({
@@ -149,7 +150,9 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
                 if (!delegated) {
                   delegated = true
                   yield* audit.emit({
-                    type: "jwt.delegation", outcome: "success", userId: acting.user,
+                    type: "jwt.delegation",
+                    outcome: "success",
+                    userId: acting.user,
                     data: { delegated_to: "agent", groups: acting.groups.join(",") }
                   })
                 }
@@ -166,18 +169,22 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
                 return (result as { structuredContent?: unknown }).structuredContent ?? parse(text)
               }).pipe(
                 Effect.catchIf((e): e is AgentSlow => e instanceof AgentSlow, (e) =>
-                  Effect.fail(new ToolError({
-                    message: `the investigation agent did not answer within ${Duration.format(e.after)}`,
-                    kind: "timeout",
-                    code: "timeout"
-                  }))),
+                  Effect.fail(
+                    new ToolError({
+                      message: `the investigation agent did not answer within ${Duration.format(e.after)}`,
+                      kind: "timeout",
+                      code: "timeout"
+                    })
+                  )),
                 Effect.catchIf(
                   (e): e is AgentDown | DependencyUnavailable => e instanceof AgentDown || e instanceof DependencyUnavailable,
                   (e) =>
-                    Effect.fail(new ToolError({
-                      message: `the investigation agent is unavailable: ${redactMessage(e instanceof AgentDown ? e.message : e.detail ?? "")}`,
-                      code: "agent_unavailable"
-                    }))
+                    Effect.fail(
+                      new ToolError({
+                        message: `the investigation agent is unavailable: ${redactMessage(e instanceof AgentDown ? e.message : e.detail ?? "")}`,
+                        code: "agent_unavailable"
+                      })
+                    )
                 )
               )
           })
@@ -188,10 +195,17 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
           Effect.gen(function* () {
             if (following.get(rrId) === sessionId && (yield* FiberMap.has(follows, rrId))) return
             following.set(rrId, sessionId)
-            yield* FiberMap.run(follows, rrId, events.follow({
-              rrId, sessionId, after, user,
-              deliver: (data) => Effect.sync(() => onNotification({ level: "info", logger: "kubemend-interactive", data }))
-            }))
+            yield* FiberMap.run(
+              follows,
+              rrId,
+              events.follow({
+                rrId,
+                sessionId,
+                after,
+                user,
+                deliver: (data) => Effect.sync(() => onNotification({ level: "info", logger: "kubemend-interactive", data }))
+              })
+            )
           })
 
         return { call, follow } satisfies AgentLink

@@ -108,4 +108,3 @@ export const gatewayLive = gatewayListeners([a2aRoutes]).pipe(
   Layer.provide(K8sLive.layerConfig(k8sConfig)),
   Layer.provide(Layer.mergeAll(GatewayConfig.layerConfig, ServerConfig.layerConfig(8443)))
 )
-

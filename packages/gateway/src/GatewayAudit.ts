@@ -42,8 +42,10 @@ export const eventTypeOf = (type: string) => `apifrontend.${type}`
 
 /** The entry with the id of the request being served (`data.request_id`, the answer's `X-Request-Id`). */
 const stamped = (entry: AuditEntry) =>
-  Effect.map(FiberRef.get(currentRequestId), (id): AuditEntry =>
-    Option.isNone(id) || "request_id" in entry.data ? entry : { ...entry, data: { ...entry.data, request_id: id.value } })
+  Effect.map(
+    FiberRef.get(currentRequestId),
+    (id): AuditEntry => Option.isNone(id) || "request_id" in entry.data ? entry : { ...entry, data: { ...entry.data, request_id: id.value } }
+  )
 
 /** The storage envelope of an entry. */
 export const toAuditEvent = (entry: AuditEntry, now: Date): AuditEventRequest => ({

@@ -79,8 +79,7 @@ export class GatewayMetrics extends Effect.Service<GatewayMetrics>()("@kubemend/
         }),
       rateLimited: (scope: "ip" | "user" | "tool") => Effect.sync(() => rateLimited.inc({ scope })),
       sessionsOpen: (n: number) => Effect.sync(() => sessions.set(n)),
-      breakerState: (name: string, state: keyof typeof breakerStateValue) =>
-        Effect.sync(() => breakers.set({ name }, breakerStateValue[state]))
+      breakerState: (name: string, state: keyof typeof breakerStateValue) => Effect.sync(() => breakers.set({ name }, breakerStateValue[state]))
     } as const
   })
 }) {}

@@ -80,7 +80,6 @@ export class GatewayStorage extends Context.Tag("@kubemend/gateway/GatewayStorag
 
   /** Fixed answers (tests, benchmarks); filters applied as the service would. */
   static readonly layerMemory = (data: MemoryStorageData) => Layer.succeed(GatewayStorage, memory(data))
-
 }
 
 export interface MemoryStorageData {
@@ -99,17 +98,18 @@ const memory = (data: MemoryStorageData): GatewayStorageShape => ({
     }),
   remediationHistory: (q) => {
     const found = data.history?.[`${q.targetNamespace}/${q.targetKind}/${q.targetName}`]
-    return Effect.succeed(found ?? {
-      targetResource: `${q.targetNamespace}/${q.targetKind}/${q.targetName}`,
-      currentSpecHash: q.currentSpecHash ?? "",
-      regressionDetected: false,
-      tier1: { window: q.tier1Window ?? "24h", chain: [] },
-      tier2: { window: q.tier2Window ?? "2160h", chain: [] }
-    })
+    return Effect.succeed(
+      found ?? {
+        targetResource: `${q.targetNamespace}/${q.targetKind}/${q.targetName}`,
+        currentSpecHash: q.currentSpecHash ?? "",
+        regressionDetected: false,
+        tier1: { window: q.tier1Window ?? "24h", chain: [] },
+        tier2: { window: q.tier2Window ?? "2160h", chain: [] }
+      }
+    )
   },
   workflowEffectiveness: (q) => {
-    const found = (data.effectiveness ?? []).find((e) =>
-      e.workflow_id === q.workflow_id && (q.namespace === undefined || e.namespace === q.namespace))
+    const found = (data.effectiveness ?? []).find((e) => e.workflow_id === q.workflow_id && (q.namespace === undefined || e.namespace === q.namespace))
     return found === undefined
       ? Effect.fail(new StorageFailure("not_found", `no executions of workflow ${q.workflow_id}`))
       : Effect.succeed(found)
@@ -118,7 +118,8 @@ const memory = (data: MemoryStorageData): GatewayStorageShape => ({
     Effect.sync(() => {
       const data_ = (data.events ?? []).filter((e) =>
         (q.correlation_id === undefined || e.correlation_id === q.correlation_id) &&
-        (q.event_type === undefined || e.event_type === q.event_type))
+        (q.event_type === undefined || e.event_type === q.event_type)
+      )
       return { data: data_, pagination: { limit: q.limit ?? 50, offset: 0, total: data_.length, has_more: false } }
     }),
   ping: Effect.void

@@ -26,7 +26,8 @@ export const requestMetrics = HttpMiddleware.make((app) =>
     const endpoint = knownEndpoints.has(path) ? path : "other"
     return yield* app.pipe(
       Effect.tap((response) =>
-        Effect.flatMap(Clock.currentTimeMillis, (end) => metrics.request(endpoint, request.method, response.status, (end - start) / 1000)))
+        Effect.flatMap(Clock.currentTimeMillis, (end) => metrics.request(endpoint, request.method, response.status, (end - start) / 1000))
+      )
     )
   })
 )
@@ -49,15 +50,15 @@ export const lastAnswers = HttpMiddleware.make((app) =>
         const request = yield* HttpServerRequest.HttpServerRequest
         yield* Effect.logError("request failed", Cause.die(defect)).pipe(Effect.annotateLogs({ method: request.method, url: request.url }))
         return yield* problemResponse(new InternalError({}), request.url)
-      }))
+      })
+    )
   )
 )
 
 const concatAll = <E1, R1, E2, R2>(
   first: HttpRouter.HttpRouter<E1, R1>,
   rest: ReadonlyArray<HttpRouter.HttpRouter<E2, R2>>
-): HttpRouter.HttpRouter<E1 | E2, R1 | R2> =>
-  rest.reduce<HttpRouter.HttpRouter<E1 | E2, R1 | R2>>((acc, r) => HttpRouter.concat(acc, r), first)
+): HttpRouter.HttpRouter<E1 | E2, R1 | R2> => rest.reduce<HttpRouter.HttpRouter<E1 | E2, R1 | R2>>((acc, r) => HttpRouter.concat(acc, r), first)
 
 /** Serves `routers` (plus MCP) with the gateway middleware on the API HttpServer. */
 export const serveGateway = <E = never, R = never, RR = never>(

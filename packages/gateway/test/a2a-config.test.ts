@@ -23,10 +23,12 @@ describe("A2A configuration", () => {
       const status = yield* StatusConfig
       assert.strictEqual(Duration.toSeconds(status.keepaliveInterval), 15)
       assert.strictEqual(Duration.toSeconds(status.closingLead), 5)
-    }).pipe(Effect.provide(Layer.mergeAll(a2aConfigLive, StatusConfig.layerConfig).pipe(
-      Layer.provide(NodeFileSystem.layer),
-      Layer.provide(withConfig({ a2a: { keepaliveInterval: "2s" }, severityTriage: { llmConfidence: 0.8 } }))
-    ))))
+    }).pipe(Effect.provide(
+      Layer.mergeAll(a2aConfigLive, StatusConfig.layerConfig).pipe(
+        Layer.provide(NodeFileSystem.layer),
+        Layer.provide(withConfig({ a2a: { keepaliveInterval: "2s" }, severityTriage: { llmConfidence: 0.8 } }))
+      )
+    )))
 
   it.effect("a triage model outside vertex_ai, gemini, anthropic is refused", () =>
     Effect.gen(function* () {

@@ -19,10 +19,14 @@ const agentScripts: ReadonlyArray<Script> = [
 ]
 
 const gatewayScripts: ReadonlyArray<Script> = [
-  { name: "investigate", match: "why is checkout crashing", turns: [
-    { toolCalls: [{ name: "svc_investigate", arguments: { rr_id: "rr-checkout-crash" } }] },
-    { text: "The memory limit is too low." }
-  ] }
+  {
+    name: "investigate",
+    match: "why is checkout crashing",
+    turns: [
+      { toolCalls: [{ name: "svc_investigate", arguments: { rr_id: "rr-checkout-crash" } }] },
+      { text: "The memory limit is too low." }
+    ]
+  }
 ]
 
 layer(InfraLive, { excludeTestServices: true })("A2A svc_investigate with the real agent", (it) => {

@@ -24,15 +24,29 @@ layer(InfraLive, { excludeTestServices: true })("A2A push notifications", (it) =
       const bearer = yield* token("sre")
       const cards = yield* Effect.promise(() =>
         Promise.all([{}, { authorization: `Bearer ${bearer}` }].map(async (headers) =>
-          (await fetch(`${gw.url}/.well-known/agent-card.json`, { headers })).json() as Promise<any>)))
-      for (const card of cards) assert.strictEqual(card.capabilities.pushNotifications, false)
+          (await fetch(`${gw.url}/.well-known/agent-card.json`, { headers })).json() as Promise<any>
+        ))
+      )
+      for (const card of cards) {
+        assert.strictEqual(card.capabilities.pushNotifications, false)
+      }
 
       for (const mode of ["1.0", "0.3"] as const) {
         const { client, methods } = yield* clientFor(gw, bearer, mode)
         // The client reads the card and refuses without a round trip.
-        assert.strictEqual(yield* outcome(() => client.createTaskPushNotificationConfig(config)), "PushNotificationNotSupportedError", mode)
+        assert.strictEqual(
+          yield* outcome(() =>
+            client.createTaskPushNotificationConfig(config)
+          ),
+          "PushNotificationNotSupportedError",
+          mode
+        )
         assert.strictEqual(yield* outcome(() => client.getTaskPushNotificationConfig(ref)), "PushNotificationNotSupportedError", mode)
-        assert.strictEqual(yield* outcome(() => client.listTaskPushNotificationConfig({ ...ref, pageSize: 0, pageToken: "" })), "PushNotificationNotSupportedError", mode)
+        assert.strictEqual(
+          yield* outcome(() => client.listTaskPushNotificationConfig({ ...ref, pageSize: 0, pageToken: "" })),
+          "PushNotificationNotSupportedError",
+          mode
+        )
         assert.deepStrictEqual(methods, [], mode)
         // Asked anyway (the transport underneath, and delete, which the client does not check), the gateway refuses.
         const t = client.transport
@@ -43,9 +57,17 @@ layer(InfraLive, { excludeTestServices: true })("A2A push notifications", (it) =
           yield* outcome(() => client.deleteTaskPushNotificationConfig(ref))
         ]
         assert.deepStrictEqual(answers, Array(4).fill("PushNotificationNotSupportedError"), mode)
-        assert.deepStrictEqual(methods, mode === "1.0"
-          ? ["CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig"]
-          : ["tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete"])
+        assert.deepStrictEqual(
+          methods,
+          mode === "1.0"
+            ? ["CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig"]
+            : [
+              "tasks/pushNotificationConfig/set",
+              "tasks/pushNotificationConfig/get",
+              "tasks/pushNotificationConfig/list",
+              "tasks/pushNotificationConfig/delete"
+            ]
+        )
       }
     }))
 
@@ -54,9 +76,14 @@ layer(InfraLive, { excludeTestServices: true })("A2A push notifications", (it) =
       const gw = yield* startTestGateway()
       const bearer = yield* token("sre")
       const names = [
-        "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/list",
-        "tasks/pushNotificationConfig/delete", "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
-        "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig"
+        "tasks/pushNotificationConfig/set",
+        "tasks/pushNotificationConfig/get",
+        "tasks/pushNotificationConfig/list",
+        "tasks/pushNotificationConfig/delete",
+        "CreateTaskPushNotificationConfig",
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig"
       ]
       for (const [i, method] of names.entries()) {
         const body = yield* Effect.promise(async () => {

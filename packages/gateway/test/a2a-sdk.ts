@@ -42,7 +42,12 @@ const userMessage = (text: string, contextId = "") => ({
 export const request = (text: string, options: { contextId?: string; returnImmediately?: boolean } = {}) => ({
   tenant: "",
   message: userMessage(text, options.contextId),
-  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: options.returnImmediately ?? false },
+  configuration: {
+    acceptedOutputModes: [],
+    taskPushNotificationConfig: undefined,
+    historyLength: undefined,
+    returnImmediately: options.returnImmediately ?? false
+  },
   metadata: undefined
 })
 
@@ -58,11 +63,12 @@ export const stream = (client: Client, text: string) =>
 
 export const textOf = (task: Task) => task.status?.message?.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("") ?? ""
 
-export const statusUpdates = (events: ReadonlyArray<StreamResponse>) =>
-  events.flatMap((e) => (e.payload?.$case === "statusUpdate" ? [e.payload.value] : []))
+export const statusUpdates = (events: ReadonlyArray<StreamResponse>) => events.flatMap((e) => (e.payload?.$case === "statusUpdate" ? [e.payload.value] : []))
 
 /** The tool message the model got back for its first tool call (second LLM request of the conversation). */
 export const toolReply = (gw: TestGateway, userText: string) => {
-  const req = gw.llm.requests.find((r) => r.body?.messages?.some((m: any) => m.role === "tool") && r.body.messages.find((m: any) => m.role === "user")?.content.includes(userText))
+  const req = gw.llm.requests.find((r) =>
+    r.body?.messages?.some((m: any) => m.role === "tool") && r.body.messages.find((m: any) => m.role === "user")?.content.includes(userText)
+  )
   return String(req?.body.messages.find((m: any) => m.role === "tool")?.content ?? "")
 }

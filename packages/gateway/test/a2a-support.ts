@@ -31,7 +31,6 @@ import { storageSeed } from "./support/StorageSeed.ts"
 export { Infra, InfraLive, token } from "./support/Harness.ts"
 export { namespace } from "./support/Seed.ts"
 
-
 export interface TestGateway {
   readonly url: string
   readonly healthUrl: string

@@ -17,10 +17,14 @@ const scripts: ReadonlyArray<Script> = [
   { name: "disk", match: "DiskFilling", turns: [{ json: { severity: "critical", confidence: 0.95, reason: "data loss ahead" } }] },
   { name: "queue", match: "QueueBacklog", turns: [{ json: { severity: "warning", confidence: 0.4, reason: "unsure" } }] },
   { name: "mystery", match: "Mystery", turns: [{ json: { severity: "high", confidence: 0.9, reason: "user facing" } }] },
-  { name: "agent", match: "which alerts matter", turns: [
-    { toolCalls: [{ name: "list_alerts", arguments: { namespace } }] },
-    { text: "The disk is filling up." }
-  ] }
+  {
+    name: "agent",
+    match: "which alerts matter",
+    turns: [
+      { toolCalls: [{ name: "list_alerts", arguments: { namespace } }] },
+      { text: "The disk is filling up." }
+    ]
+  }
 ]
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString()
@@ -32,7 +36,12 @@ const alerts = [
     state: "firing" as const,
     activeAt: minutesAgo(30)
   },
-  { labels: { alertname: "DiskFilling", namespace, severity: "sev-x" }, annotations: { summary: "disk 97%" }, state: "firing" as const, activeAt: minutesAgo(5) },
+  {
+    labels: { alertname: "DiskFilling", namespace, severity: "sev-x" },
+    annotations: { summary: "disk 97%" },
+    state: "firing" as const,
+    activeAt: minutesAgo(5)
+  },
   { labels: { alertname: "OldStyle", namespace, severity: "error" }, state: "firing" as const, activeAt: minutesAgo(20) },
   { labels: { alertname: "Labeled", namespace, severity: "info" }, state: "pending" as const, activeAt: minutesAgo(1) }
 ]
@@ -44,8 +53,10 @@ const triageAsked = (gw: TestGateway) =>
     .filter((text) => text.startsWith("Classify the severity"))
 
 const triageAudit = (gw: TestGateway) =>
-  Effect.map(gw.audit.entries, (entries) =>
-    entries.filter((e) => e.type.startsWith("severity_triage.")).map((e) => [e.type, e.data.alert_name, e.data.severity, e.userId]))
+  Effect.map(
+    gw.audit.entries,
+    (entries) => entries.filter((e) => e.type.startsWith("severity_triage.")).map((e) => [e.type, e.data.alert_name, e.data.severity, e.userId])
+  )
 
 const severities = (json: any) => json.alerts.map((a: any) => [a.labels.alertname, a.severity, a.severity_source])
 
@@ -93,7 +104,9 @@ layer(InfraLive, { excludeTestServices: true })("svc_list_alerts severity triage
           method: "POST",
           headers: { "content-type": "application/json", authorization: `Bearer ${sre}` },
           body: JSON.stringify({
-            jsonrpc: "2.0", id: 1, method: "message/send",
+            jsonrpc: "2.0",
+            id: 1,
+            method: "message/send",
             params: { message: { kind: "message", messageId: "m-triage", role: "user", parts: [{ kind: "text", text: "which alerts matter?" }] } }
           })
         })

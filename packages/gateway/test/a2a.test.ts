@@ -13,31 +13,55 @@ import { clientFor, request, send, statusUpdates, stream, textOf, toolReply } fr
 import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
 
 const scripts: ReadonlyArray<Script> = [
-  { name: "list", match: "list remediations", turns: [
-    { text: "Let me look.", toolCalls: [{ name: "svc_list_remediations", arguments: {} }] },
-    { text: "Six remediations are in flight." }
-  ] },
-  { name: "approve", match: "approve it", turns: [
-    { toolCalls: [{ name: "svc_approve", arguments: { rar_name: "rar-rr-cart-oom", decision: "Approved" } }] },
-    { text: "Approving is a human decision." }
-  ] },
-  { name: "cancel", match: "cancel the cache remediation", turns: [
-    { toolCalls: [{ name: "svc_cancel_remediation", arguments: { rr_id: "rr-cache-pending" } }] },
-    { text: "You may not cancel it." }
-  ] },
-  { name: "investigate", match: "why is checkout crashing", turns: [
-    { toolCalls: [{ name: "svc_investigate", arguments: { rr_id: "rr-checkout-crash" } }] },
-    { text: "The memory limit is too low." }
-  ] },
-  { name: "watch", match: "watch checkout", turns: [
-    { toolCalls: [{ name: "svc_watch", arguments: { rr_id: "rr-checkout-crash" } }] },
-    { text: "It finished." }
-  ] },
+  {
+    name: "list",
+    match: "list remediations",
+    turns: [
+      { text: "Let me look.", toolCalls: [{ name: "svc_list_remediations", arguments: {} }] },
+      { text: "Six remediations are in flight." }
+    ]
+  },
+  {
+    name: "approve",
+    match: "approve it",
+    turns: [
+      { toolCalls: [{ name: "svc_approve", arguments: { rar_name: "rar-rr-cart-oom", decision: "Approved" } }] },
+      { text: "Approving is a human decision." }
+    ]
+  },
+  {
+    name: "cancel",
+    match: "cancel the cache remediation",
+    turns: [
+      { toolCalls: [{ name: "svc_cancel_remediation", arguments: { rr_id: "rr-cache-pending" } }] },
+      { text: "You may not cancel it." }
+    ]
+  },
+  {
+    name: "investigate",
+    match: "why is checkout crashing",
+    turns: [
+      { toolCalls: [{ name: "svc_investigate", arguments: { rr_id: "rr-checkout-crash" } }] },
+      { text: "The memory limit is too low." }
+    ]
+  },
+  {
+    name: "watch",
+    match: "watch checkout",
+    turns: [
+      { toolCalls: [{ name: "svc_watch", arguments: { rr_id: "rr-checkout-crash" } }] },
+      { text: "It finished." }
+    ]
+  },
   { name: "remember", match: "remember the word", turns: [{ text: "Noted." }, { text: "You asked me to remember a word." }] },
-  { name: "alerts", match: "triage the alerts", turns: [
-    { toolCalls: [{ name: "list_alerts", arguments: { namespace: "triage" } }] },
-    { text: "Two alerts need attention." }
-  ] },
+  {
+    name: "alerts",
+    match: "triage the alerts",
+    turns: [
+      { toolCalls: [{ name: "list_alerts", arguments: { namespace: "triage" } }] },
+      { text: "Two alerts need attention." }
+    ]
+  },
   { name: "triage-disk", match: "DiskFilling", turns: [{ json: { severity: "critical", confidence: 0.95, reason: "data loss" } }] },
   { name: "triage-queue", match: "QueueBacklog", turns: [{ json: { severity: "warning", confidence: 0.4, reason: "unsure" } }] },
   { name: "default", turns: [{ text: "Hello." }] }
@@ -45,7 +69,11 @@ const scripts: ReadonlyArray<Script> = [
 
 const rpc = (gw: TestGateway, bearer: string, body: unknown, path = "/a2a/invoke") =>
   Effect.promise(async () => {
-    const res = await fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${bearer}` }, body: JSON.stringify(body) })
+    const res = await fetch(`${gw.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${bearer}` },
+      body: JSON.stringify(body)
+    })
     return { status: res.status, type: res.headers.get("content-type") ?? "", text: await res.text() }
   })
 
@@ -117,7 +145,15 @@ layer(InfraLive, { excludeTestServices: true })("A2A agent", (it) => {
         assert.match(toolReply(gw, `approve it now (${mode})`), /unknown tool svc_approve/)
         const offered = (gw.llm.requests.at(-1)?.body.tools ?? []).map((t: any) => t.function.name)
         for (const absent of ["svc_approve", "svc_complete_no_action", "svc_list_workflows"]) assert.notInclude(offered, absent)
-        assert.includeMembers(offered, ["svc_list_remediations", "cluster_get", "svc_remediate", "svc_check_existing_remediation", "cluster_list_events", "list_alerts", "svc_investigate_alert"])
+        assert.includeMembers(offered, [
+          "svc_list_remediations",
+          "cluster_get",
+          "svc_remediate",
+          "svc_check_existing_remediation",
+          "cluster_list_events",
+          "list_alerts",
+          "svc_investigate_alert"
+        ])
 
         const obs = yield* clientFor(gw, yield* token("observability"), mode)
         const denied = yield* send(obs.client, `cancel the cache remediation (${mode})`)
@@ -164,10 +200,14 @@ layer(InfraLive, { excludeTestServices: true })("A2A agent", (it) => {
         assert.strictEqual(canceled.status?.state, TaskState.TASK_STATE_CANCELED, mode)
         const again = yield* Effect.promise(() => client.cancelTask({ tenant: "", id: running.id, metadata: undefined }).then(() => undefined, (e) => e))
         assert.strictEqual(again?.name, "TaskNotCancelableError")
-        const missing = yield* Effect.promise(() => client.getTask({ tenant: "", id: "no-such-task", historyLength: undefined }).then(() => undefined, (e) => e))
+        const missing = yield* Effect.promise(() =>
+          client.getTask({ tenant: "", id: "no-such-task", historyLength: undefined }).then(() => undefined, (e) => e)
+        )
         assert.strictEqual(missing?.name, "TaskNotFoundError")
         const other = yield* clientFor(gw, yield* token("ai-orchestrator"), mode)
-        const foreign = yield* Effect.promise(() => other.client.getTask({ tenant: "", id: running.id, historyLength: undefined }).then(() => undefined, (e) => e))
+        const foreign = yield* Effect.promise(() =>
+          other.client.getTask({ tenant: "", id: running.id, historyLength: undefined }).then(() => undefined, (e) => e)
+        )
         assert.strictEqual(foreign?.name, "TaskNotFoundError")
       }
     }))
@@ -235,16 +275,25 @@ layer(InfraLive, { excludeTestServices: true })("A2A agent", (it) => {
       const bearer = yield* token("sre")
       const errorOf = (r: { text: string }) => JSON.parse(r.text).error
       assert.strictEqual(errorOf(yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 1, method: "tasks/unknown" })).code, -32601)
-      assert.strictEqual(errorOf(yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { role: "ROLE_USER" } } })).code, -32602)
+      assert.strictEqual(
+        errorOf(yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { role: "ROLE_USER" } } })).code,
+        -32602
+      )
       assert.strictEqual(errorOf(yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: "nope" } })).code, -32001)
       assert.strictEqual(errorOf(yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 1, method: "tasks/pushNotificationConfig/set", params: {} })).code, -32003)
-      const bad = yield* Effect.promise(async () => (await fetch(`${gw.url}/a2a/invoke`, { method: "POST", headers: { authorization: `Bearer ${bearer}` }, body: "{" })).json() as any)
+      const bad = yield* Effect.promise(async () =>
+        (await fetch(`${gw.url}/a2a/invoke`, { method: "POST", headers: { authorization: `Bearer ${bearer}` }, body: "{" })).json() as any
+      )
       assert.strictEqual(bad.error.code, -32700)
       // A data part nesting 5000 levels: refused as the request it is (serialising it would overflow the stack).
       const deepBody = `{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"kind":"message","messageId":"d","role":"user",` +
         `"parts":[{"kind":"data","data":{"x":${"[".repeat(5000)}${"]".repeat(5000)}}}]}}}`
       const deep = yield* Effect.promise(async () => {
-        const res = await fetch(`${gw.url}/a2a/invoke`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${bearer}` }, body: deepBody })
+        const res = await fetch(`${gw.url}/a2a/invoke`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${bearer}` },
+          body: deepBody
+        })
         return { status: res.status, error: ((await res.json()) as any).error }
       })
       assert.strictEqual(deep.status, 200)
@@ -253,7 +302,14 @@ layer(InfraLive, { excludeTestServices: true })("A2A agent", (it) => {
 
       const { client } = yield* clientFor(gw, bearer, "1.0")
       const busy = yield* send(client, "watch checkout until it ends", { returnImmediately: true })
-      const refused = errorOf(yield* rpc(gw, bearer, { jsonrpc: "2.0", id: 9, method: "message/send", params: { message: { kind: "message", messageId: "x", role: "user", parts: [{ kind: "text", text: "hi" }] } } }))
+      const refused = errorOf(
+        yield* rpc(gw, bearer, {
+          jsonrpc: "2.0",
+          id: 9,
+          method: "message/send",
+          params: { message: { kind: "message", messageId: "x", role: "user", parts: [{ kind: "text", text: "hi" }] } }
+        })
+      )
       assert.strictEqual(refused.code, -32000)
       assert.deepInclude(refused.data, { retryable: true })
       yield* Effect.promise(() => client.cancelTask({ tenant: "", id: busy.id, metadata: undefined }))

@@ -110,23 +110,33 @@ layer(InfraLive, { excludeTestServices: true })("access", (it) => {
       const init = yield* raw(`${gw.url}/mcp`, { method: "POST", headers: mcpHeaders, body: initializeBody, token: sre })
       const sid = init.headers.get("mcp-session-id")!
       const session = { ...mcpHeaders, accept: "application/json", "mcp-session-id": sid, "mcp-protocol-version": "2025-03-26" }
-      yield* raw(`${gw.url}/mcp`, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), token: sre })
+      yield* raw(`${gw.url}/mcp`, {
+        method: "POST",
+        headers: session,
+        body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+        token: sre
+      })
       // The standalone stream of the session, opened by a client that never reads.
       const port = Number(new URL(gw.url).port)
       const socket = yield* Effect.promise(() =>
         new Promise<Socket>((resolve) => {
           const s = netConnect(port, "127.0.0.1", () => {
-            s.write(`GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer ${sre}\r\nMcp-Session-Id: ${sid}\r\nMcp-Protocol-Version: 2025-03-26\r\n\r\n`)
+            s.write(
+              `GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer ${sre}\r\nMcp-Session-Id: ${sid}\r\nMcp-Protocol-Version: 2025-03-26\r\n\r\n`
+            )
             resolve(s)
           })
-        }))
+        })
+      )
       // A first agent call opens the session's link (and its event stream) to the agent.
       const toolCall = (id: number, name: string, args: Record<string, unknown>) =>
         JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } })
       yield* raw(`${gw.url}/mcp`, { method: "POST", headers: session, token: sre, body: toolCall(8, "svc_investigate", { rr_id: "rr-checkout-crash" }) })
       yield* Effect.sleep("300 millis")
       const flood = yield* raw(`${gw.url}/mcp`, {
-        method: "POST", headers: session, token: sre,
+        method: "POST",
+        headers: session,
+        token: sre,
         body: toolCall(9, "svc_message", { rr_id: "rr-checkout-crash", message: "flood:400" })
       })
       assert.strictEqual(flood.status, 200)
@@ -143,7 +153,8 @@ layer(InfraLive, { excludeTestServices: true })("access", (it) => {
           socket.on("error", () => resolve(true))
           socket.resume()
           setTimeout(() => resolve(false), 5000)
-        }))
+        })
+      )
       socket.destroy()
       assert.isTrue(ended, "the slow reader was not dropped")
     }))

@@ -162,41 +162,50 @@ const contract = (name: string, start: Effect.Effect<{ readonly url: string; rea
         assert.deepInclude(escalated.json, { status: "escalated" })
       }), { timeout: 60_000 })
 
-    it.scoped("between calls: the session's event stream carries a takeover and the end, resumes after Last-Event-ID, admits only the platform", () =>
-      Effect.gen(function* () {
-        const { url, restToken } = yield* start
-        const sre = yield* asUser(url, "sre")
-        const aio = yield* asUser(url, "ai-orchestrator")
-        const rr_id = "rr-db-blocked"
+    it.scoped(
+      "between calls: the session's event stream carries a takeover and the end, resumes after Last-Event-ID, admits only the platform",
+      () =>
+        Effect.gen(function* () {
+          const { url, restToken } = yield* start
+          const sre = yield* asUser(url, "sre")
+          const aio = yield* asUser(url, "ai-orchestrator")
+          const rr_id = "rr-db-blocked"
 
-        const started = yield* sre.call("svc_investigate", { rr_id, action: "start" })
-        const { session_id, event_seq } = started.json
-        assert.isNumber(event_seq)
-        const stream = `${url}/api/v1/incident/session/${session_id}/stream`
-        const anonymous = yield* Effect.promise(() => fetch(stream))
-        assert.strictEqual(anonymous.status, 401)
-        const unknown = yield* Effect.promise(() => fetch(`${url}/api/v1/incident/session/no-such-session/stream`, { headers: { authorization: `Bearer ${restToken}` } }))
-        assert.strictEqual(unknown.status, 404)
+          const started = yield* sre.call("svc_investigate", { rr_id, action: "start" })
+          const { session_id, event_seq } = started.json
+          assert.isNumber(event_seq)
+          const stream = `${url}/api/v1/incident/session/${session_id}/stream`
+          const anonymous = yield* Effect.promise(() => fetch(stream))
+          assert.strictEqual(anonymous.status, 401)
+          const unknown = yield* Effect.promise(() =>
+            fetch(`${url}/api/v1/incident/session/no-such-session/stream`, { headers: { authorization: `Bearer ${restToken}` } })
+          )
+          assert.strictEqual(unknown.status, 404)
 
-        // A subscriber from where the start answered sees what happens after it.
-        const reading = yield* Effect.fork(readStream(stream, restToken, event_seq))
-        const taken = yield* aio.call("svc_investigate", { rr_id, action: "takeover" })
-        assert.strictEqual(taken.json.session_id, session_id)
-        yield* aio.call("svc_investigate", { rr_id, action: "cancel" })
-        const events = yield* Fiber.join(reading)
-        assert.isTrue(events.every((e) => e.seq > event_seq))
-        const takeover = events.find((e) => e.event === "interactive_state" && e.data.holder === "ai-orchestrator-user")
-        assert.deepInclude(takeover?.data, { rr_id, previous_holder: "sre-user", status: "active" })
-        assert.deepStrictEqual(events.slice(-2).map((e) => e.event), ["cancelled", "session_ended"])
-        // Resuming after the takeover replays exactly what came after it.
-        const resumed = yield* readStream(stream, restToken, takeover!.seq)
-        assert.deepStrictEqual(resumed.map((e) => e.seq), events.filter((e) => e.seq > takeover!.seq).map((e) => e.seq))
-      }), { timeout: 60_000 })
+          // A subscriber from where the start answered sees what happens after it.
+          const reading = yield* Effect.fork(readStream(stream, restToken, event_seq))
+          const taken = yield* aio.call("svc_investigate", { rr_id, action: "takeover" })
+          assert.strictEqual(taken.json.session_id, session_id)
+          yield* aio.call("svc_investigate", { rr_id, action: "cancel" })
+          const events = yield* Fiber.join(reading)
+          assert.isTrue(events.every((e) => e.seq > event_seq))
+          const takeover = events.find((e) => e.event === "interactive_state" && e.data.holder === "ai-orchestrator-user")
+          assert.deepInclude(takeover?.data, { rr_id, previous_holder: "sre-user", status: "active" })
+          assert.deepStrictEqual(events.slice(-2).map((e) => e.event), ["cancelled", "session_ended"])
+          // Resuming after the takeover replays exactly what came after it.
+          const resumed = yield* readStream(stream, restToken, takeover!.seq)
+          assert.deepStrictEqual(resumed.map((e) => e.seq), events.filter((e) => e.seq > takeover!.seq).map((e) => e.seq))
+        }),
+      { timeout: 60_000 }
+    )
   })
 
 const rca = "The checkout pods are OOMKilled."
 
 describe.sequential("agent contract", () => {
-  contract("the real agent", Effect.map(startRealAgent({ scripts: [{ name: "opening", turns: [{ text: rca }] }] }), ({ restToken, url }) => ({ url, restToken })))
+  contract(
+    "the real agent",
+    Effect.map(startRealAgent({ scripts: [{ name: "opening", turns: [{ text: rca }] }] }), ({ restToken, url }) => ({ url, restToken }))
+  )
   contract("the gateway's fake agent", Effect.map(makeFakeAgent(), ({ restToken, url }) => ({ url, restToken })))
 })

@@ -36,7 +36,11 @@ const secureBackend = Effect.gen(function* () {
   })
   yield* Effect.acquireRelease(
     Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-    () => Effect.sync(() => { server.closeAllConnections(); server.close() })
+    () =>
+      Effect.sync(() => {
+        server.closeAllConnections()
+        server.close()
+      })
   )
   const dir = mkdtempSync(join(tmpdir(), "kubemend-alerts-"))
   const caFile = join(dir, "service-ca.crt")

@@ -34,7 +34,21 @@ layer(InfraLive, { excludeTestServices: true })("agent card and access", (it) =>
       assert.deepStrictEqual((yield* get(cardUrl, "not-a-token")).body.skills, [])
 
       const sre = skillIds((yield* get(cardUrl, yield* token("sre"))).body)
-      for (const t of ["svc_list_remediations", "svc_cancel_remediation", "svc_investigate", "cluster_get", "cluster_list", "cluster_list_events", "svc_check_existing_remediation", "svc_remediate", "list_alerts", "get_alert_details", "svc_investigate_alert"]) {
+      for (
+        const t of [
+          "svc_list_remediations",
+          "svc_cancel_remediation",
+          "svc_investigate",
+          "cluster_get",
+          "cluster_list",
+          "cluster_list_events",
+          "svc_check_existing_remediation",
+          "svc_remediate",
+          "list_alerts",
+          "get_alert_details",
+          "svc_investigate_alert"
+        ]
+      ) {
         assert.include(sre, t)
       }
       for (const t of ["svc_approve", "svc_complete_no_action", "svc_list_workflows"]) assert.notInclude(sre, t)
@@ -53,7 +67,20 @@ layer(InfraLive, { excludeTestServices: true })("agent card and access", (it) =>
     Effect.gen(function* () {
       const gw = yield* startTestGateway({ interactiveEnabled: false })
       const sre = skillIds((yield* get(`${gw.url}/.well-known/agent-card.json`, yield* token("sre"))).body)
-      for (const t of ["svc_investigate", "svc_message", "svc_complete", "svc_cancel", "svc_status", "svc_reconnect", "svc_discover_workflows", "svc_select_workflow", "svc_present_decision", "svc_await_session"]) {
+      for (
+        const t of [
+          "svc_investigate",
+          "svc_message",
+          "svc_complete",
+          "svc_cancel",
+          "svc_status",
+          "svc_reconnect",
+          "svc_discover_workflows",
+          "svc_select_workflow",
+          "svc_present_decision",
+          "svc_await_session"
+        ]
+      ) {
         assert.notInclude(sre, t)
       }
       assert.includeMembers([...sre], ["svc_list_remediations", "cluster_get", "svc_remediate"])

@@ -57,18 +57,41 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
       Effect.gen(function* () {
         const gw = yield* GatewayUnderTest
         const sre = yield* token("sre")
-        const evil = yield* raw(`${gw.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, origin: "http://evil.example" }, body: initializeBody, token: sre })
+        const evil = yield* raw(`${gw.url}/mcp`, {
+          method: "POST",
+          headers: { ...mcpHeaders, origin: "http://evil.example" },
+          body: initializeBody,
+          token: sre
+        })
         problem(evil, 403, "forbidden")
         assert.match(evil.json.detail, /origin/)
-        const good = yield* raw(`${gw.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, origin: "https://console.example.com" }, body: initializeBody, token: sre })
+        const good = yield* raw(`${gw.url}/mcp`, {
+          method: "POST",
+          headers: { ...mcpHeaders, origin: "https://console.example.com" },
+          body: initializeBody,
+          token: sre
+        })
         assert.strictEqual(good.status, 200)
 
         const { agent } = yield* Infra
         agent.clear()
         const sid = good.headers.get("mcp-session-id")!
-        const headers = { ...mcpHeaders, accept: "application/json", "mcp-session-id": sid, "mcp-protocol-version": "2025-03-26", "impersonate-user": "system:admin", "impersonate-group": "system:masters", "impersonate-extra-scopes": "all" }
+        const headers = {
+          ...mcpHeaders,
+          accept: "application/json",
+          "mcp-session-id": sid,
+          "mcp-protocol-version": "2025-03-26",
+          "impersonate-user": "system:admin",
+          "impersonate-group": "system:masters",
+          "impersonate-extra-scopes": "all"
+        }
         yield* raw(`${gw.url}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), token: sre })
-        const status = yield* raw(`${gw.url}/mcp`, { method: "POST", headers, token: sre, body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "svc_status", arguments: { rr_id: "rr-checkout-crash" } } }) })
+        const status = yield* raw(`${gw.url}/mcp`, {
+          method: "POST",
+          headers,
+          token: sre,
+          body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "svc_status", arguments: { rr_id: "rr-checkout-crash" } } })
+        })
         assert.strictEqual(status.status, 200)
         assert.isUndefined(status.json.result.isError)
         // The call still ran as the token's user, and nothing downstream saw the headers.
@@ -90,7 +113,9 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
       const gw = yield* startGateway({ rateLimit: { ipRequestsPerSec: 5 } })
       const results = yield* Effect.forEach(Array.from({ length: 8 }), () =>
         raw(`${gw.url}/mcp`, { method: "POST", headers: mcpHeaders, body: initializeBody }), { concurrency: 8 })
-      const limited = results.filter((r) => r.status === 429)
+      const limited = results.filter((r) =>
+        r.status === 429
+      )
       assert.isAtLeast(limited.length, 3)
       problem(limited[0]!, 429, "rate-limited")
       assert.strictEqual(limited[0]!.headers.get("retry-after"), "1")
@@ -99,7 +124,12 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
       const sre = yield* token("sre")
       const byUser = yield* Effect.forEach(Array.from({ length: 6 }), () =>
         raw(`${users.url}/mcp`, { method: "POST", headers: mcpHeaders, body: listToolsBody, token: sre }), { concurrency: 6 })
-      assert.isAtLeast(byUser.filter((r) => r.status === 429).length, 2)
+      assert.isAtLeast(
+        byUser.filter((r) =>
+          r.status === 429
+        ).length,
+        2
+      )
       // Another user's quota is untouched.
       const other = yield* raw(`${users.url}/mcp`, { method: "POST", headers: mcpHeaders, body: initializeBody, token: yield* token("cicd") })
       assert.strictEqual(other.status, 200)
@@ -107,7 +137,12 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
       const tools = yield* startGateway({ rateLimit: { toolCallsPerMinute: 2 } })
       const c = yield* connect(tools.url, yield* token("observability"))
       const outcomes = [yield* call(c, "svc_list_remediations"), yield* call(c, "svc_list_remediations"), yield* call(c, "svc_list_remediations")]
-      assert.deepStrictEqual(outcomes.map((o) => o.isError), [false, false, true])
+      assert.deepStrictEqual(
+        outcomes.map((o) =>
+          o.isError
+        ),
+        [false, false, true]
+      )
       assert.match(outcomes[2]!.text, /rate limit exceeded — too many tool calls per minute/)
     }))
 
@@ -135,7 +170,11 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
           yield* raw(`${gw.url}/mcp`, { method: "DELETE", headers: { "mcp-session-id": r.headers.get("mcp-session-id")! }, token: sre })
         }
         problem(yield* init("text/html"), 406, "not-acceptable")
-        problem(yield* raw(`${gw.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, "content-type": "text/plain" }, body: initializeBody, token: sre }), 415, "unsupported-media-type")
+        problem(
+          yield* raw(`${gw.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, "content-type": "text/plain" }, body: initializeBody, token: sre }),
+          415,
+          "unsupported-media-type"
+        )
         const bad = yield* raw(`${gw.url}/mcp`, { method: "POST", headers: mcpHeaders, body: "{not json", token: sre })
         assert.deepStrictEqual([bad.status, bad.json.error.code], [400, -32700])
       }))
@@ -147,11 +186,15 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
         const init = yield* raw(`${gw.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, accept: "application/json" }, body: initializeBody, token: sre })
         const sid = init.headers.get("mcp-session-id")!
         const headers = { ...mcpHeaders, accept: "application/json", "mcp-session-id": sid, "mcp-protocol-version": "2025-03-26" }
-        const post = (body: unknown) => raw(`${gw.url}/mcp`, { method: "POST", headers, token: sre, body: typeof body === "string" ? body : JSON.stringify(body) })
+        const post = (body: unknown) =>
+          raw(`${gw.url}/mcp`, { method: "POST", headers, token: sre, body: typeof body === "string" ? body : JSON.stringify(body) })
         assert.strictEqual((yield* post({ jsonrpc: "2.0", method: "notifications/initialized" })).status, 202)
         assert.strictEqual((yield* post({ jsonrpc: "2.0", id: 1, method: "tools/unknown" })).json.error.code, -32601)
         assert.strictEqual((yield* post({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "svc_nope", arguments: {} } })).json.error.code, -32602)
-        assert.deepStrictEqual((yield* post({ jsonrpc: "2.0", id: 3, method: "tools/call" })).json.error, { code: -32602, message: "Invalid params: tools/call needs params with a tool name" })
+        assert.deepStrictEqual((yield* post({ jsonrpc: "2.0", id: 3, method: "tools/call" })).json.error, {
+          code: -32602,
+          message: "Invalid params: tools/call needs params with a tool name"
+        })
         assert.strictEqual((yield* post({ jsonrpc: "2.0", id: 4, method: "ping" })).json.result !== undefined, true)
         const empty = yield* post([])
         assert.deepStrictEqual([empty.status, empty.json.error.code], [400, -32600])
@@ -161,9 +204,13 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
         assert.strictEqual(huge.status, 400)
         const deep = yield* post("[".repeat(200_000) + "]".repeat(200_000))
         assert.strictEqual(deep.status, 400)
-        const deepArguments = yield* post(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"svc_list_remediations","arguments":{"x":${"[".repeat(5000)}${"]".repeat(5000)}}}}`)
+        const deepArguments = yield* post(
+          `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"svc_list_remediations","arguments":{"x":${"[".repeat(5000)}${"]".repeat(5000)}}}}`
+        )
         assert.deepStrictEqual([deepArguments.status, deepArguments.json.error.code], [400, -32600])
-        const proto = yield* post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"svc_list_remediations","arguments":{"__proto__":{"polluted":true}}}}`)
+        const proto = yield* post(
+          `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"svc_list_remediations","arguments":{"__proto__":{"polluted":true}}}}`
+        )
         // Either dropped by the SDK's decoding or refused as an unknown argument; never merged into a prototype.
         assert.strictEqual(proto.status, 200)
         assert.isUndefined(({} as Record<string, unknown>)["polluted"])
@@ -171,7 +218,10 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
         for (const rr_id of ["a/b", "..", "a\u0000b", "x".repeat(100_000)]) {
           const bad = yield* post({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "svc_get_remediation", arguments: { rr_id } } })
           // One issue per argument, without the value echoed back.
-          assert.strictEqual(bad.json.result.content[0].text, "invalid arguments: rr_id: must be a Kubernetes resource name (lower-case letters, digits, '-' and '.')")
+          assert.strictEqual(
+            bad.json.result.content[0].text,
+            "invalid arguments: rr_id: must be a Kubernetes resource name (lower-case letters, digits, '-' and '.')"
+          )
         }
         yield* raw(`${gw.url}/mcp`, { method: "DELETE", headers: { "mcp-session-id": sid }, token: sre })
       }))
@@ -190,7 +240,16 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
         problem(yield* raw(`${gw.url}/mcp`, { method: "POST", headers: session, body: listToolsBody, token: cicd }), 404, "session-not-found")
         problem(yield* raw(`${gw.url}/mcp`, { method: "POST", headers: session, body: listToolsBody }), 401, "unauthorized")
         problem(yield* raw(`${gw.url}/mcp`, { method: "POST", headers: mcpHeaders, body: listToolsBody, token: sre }), 400, "invalid-request")
-        problem(yield* raw(`${gw.url}/mcp`, { method: "POST", headers: { ...session, "mcp-session-id": "00000000-0000-0000-0000-000000000000" }, body: listToolsBody, token: sre }), 404, "session-not-found")
+        problem(
+          yield* raw(`${gw.url}/mcp`, {
+            method: "POST",
+            headers: { ...session, "mcp-session-id": "00000000-0000-0000-0000-000000000000" },
+            body: listToolsBody,
+            token: sre
+          }),
+          404,
+          "session-not-found"
+        )
 
         const second = yield* raw(`${gw.url}/mcp`, { method: "POST", headers: mcpHeaders, body: initializeBody, token: cicd })
         assert.strictEqual(second.status, 200)

@@ -23,9 +23,12 @@ import { watchTools } from "../src/Tools/Watch.ts"
 
 /** Only what a test expects may be called; anything else is a test bug. */
 const k8sLayer = (impl: Partial<K8sService>) =>
-  Layer.succeed(K8s, new Proxy({ namespace: "kubemend-system", apiGroup: "kubemend.io", ...impl }, {
-    get: (target, prop) => (prop in target ? target[prop as keyof typeof target] : () => Effect.die(`unexpected K8s.${String(prop)}`))
-  }) as unknown as K8sService)
+  Layer.succeed(
+    K8s,
+    new Proxy({ namespace: "kubemend-system", apiGroup: "kubemend.io", ...impl }, {
+      get: (target, prop) => (prop in target ? target[prop as keyof typeof target] : () => Effect.die(`unexpected K8s.${String(prop)}`))
+    }) as unknown as K8sService
+  )
 
 const rr = (name: string, phase: string): KubeObject => ({
   metadata: { name, namespace: "kubemend-system" },
@@ -164,13 +167,19 @@ describe("output cap", () => {
       assert.strictEqual(parsed.count, parsed.remediations.length)
     }).pipe(Effect.provide(Layer.mergeAll(
       pipeline,
-      k8sLayer({ listCr: () => Effect.succeed({ items: Array.from({ length: 1000 }, (_, i) => rr(`rr-${String(i).padStart(4, "0")}`, "Running")), resourceVersion: "1" }) })
+      k8sLayer({
+        listCr: () => Effect.succeed({ items: Array.from({ length: 1000 }, (_, i) => rr(`rr-${String(i).padStart(4, "0")}`, "Running")), resourceVersion: "1" })
+      })
     ))))
 })
 
 describe("alerts", () => {
-  const alert = (name: string, severity: string, activeAt: string) =>
-    ({ labels: { alertname: name, severity }, annotations: {}, state: "firing", active_at: activeAt })
+  const alert = (name: string, severity: string, activeAt: string) => ({
+    labels: { alertname: name, severity },
+    annotations: {},
+    state: "firing",
+    active_at: activeAt
+  })
   it("sorts by severity then longest active; prioritizes the first with its ties", () => {
     const sorted = sortAlerts([
       alert("w", "warning", "2025-01-01T00:00:00Z"),
@@ -189,17 +198,30 @@ describe("config", () => {
   it.effect("rate limits and durations from GATEWAY_* environment variables over the file", (): Effect.Effect<void, unknown> =>
     Effect.gen(function* () {
       const settings = yield* gatewayConfig
-      assert.deepStrictEqual(settings.rateLimit, { ipRequestsPerSec: 50, userRequestsPerSec: 200, toolCallsPerMinute: 6000, maxConcurrentSessions: 7, maxSessionsPerUser: 10 })
+      assert.deepStrictEqual(settings.rateLimit, {
+        ipRequestsPerSec: 50,
+        userRequestsPerSec: 200,
+        toolCallsPerMinute: 6000,
+        maxConcurrentSessions: 7,
+        maxSessionsPerUser: 10
+      })
       assert.strictEqual(Duration.toSeconds(settings.toolTimeout), 45)
       assert.strictEqual(Duration.toMinutes(settings.toolTimeouts.get("svc_list_alerts")!), 2)
       assert.strictEqual(settings.interactiveEnabled, true)
       assert.strictEqual(settings.agentToolPrefix, "svc")
     }).pipe(Effect.withConfigProvider(providerFor(
       "gateway",
-      { rateLimit: { userRequestsPerSec: 5, maxConcurrentSessions: 7 }, tools: { timeout: "45s", timeouts: { svc_list_alerts: "2m" } }, interactive: { enabled: true } },
-      ConfigProvider.fromMap(new Map([
-        ["GATEWAY_RATE_LIMIT_USER_REQUESTS_PER_SEC", "200"],
-        ["GATEWAY_RATE_LIMIT_TOOL_CALLS_PER_MINUTE", "6000"]
-      ]), { pathDelim: "_" })
+      {
+        rateLimit: { userRequestsPerSec: 5, maxConcurrentSessions: 7 },
+        tools: { timeout: "45s", timeouts: { svc_list_alerts: "2m" } },
+        interactive: { enabled: true }
+      },
+      ConfigProvider.fromMap(
+        new Map([
+          ["GATEWAY_RATE_LIMIT_USER_REQUESTS_PER_SEC", "200"],
+          ["GATEWAY_RATE_LIMIT_TOOL_CALLS_PER_MINUTE", "6000"]
+        ]),
+        { pathDelim: "_" }
+      )
     ))))
 })

@@ -14,7 +14,9 @@ import { connect, call, initializeBody, mcpHeaders } from "./support/Client.ts"
 import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
 
 const a2aSend = JSON.stringify({
-  jsonrpc: "2.0", id: 1, method: "message/send",
+  jsonrpc: "2.0",
+  id: 1,
+  method: "message/send",
   params: { message: { kind: "message", messageId: "m-1", role: "user", parts: [{ kind: "text", text: "hello" }] } }
 })
 const subscribe = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "status/subscribe", params: { rr_id: "rr-checkout-crash" } })
@@ -88,8 +90,13 @@ layer(InfraLive, { excludeTestServices: true, timeout: "60 seconds" })("hostile 
       const sre = yield* token("sre")
       const own = yield* Effect.forEach(endpoints, (e) => Effect.map(hit(gw, e.path, e.init, sre), (r) => [e.name, r.status] as const))
       assert.deepStrictEqual(own, [
-        ["POST /mcp", 200], ["GET /mcp", 404], ["DELETE /mcp", 404], ["POST /a2a/invoke", 200], ["POST /", 200],
-        ["POST /a2a/status", 200], ["GET /a2a/access", 200]
+        ["POST /mcp", 200],
+        ["GET /mcp", 404],
+        ["DELETE /mcp", 404],
+        ["POST /a2a/invoke", 200],
+        ["POST /", 200],
+        ["POST /a2a/status", 200],
+        ["GET /a2a/access", 200]
       ])
       // The card is public: a bad token is served as anonymous (and the bad token audited), never refused.
       const card = yield* hit(gw, "/.well-known/agent-card.json", { method: "GET" }, yield* issuer.bad.expired)
@@ -101,8 +108,11 @@ layer(InfraLive, { excludeTestServices: true, timeout: "60 seconds" })("hostile 
     Effect.gen(function* () {
       const gw = yield* startTestGateway()
       const spoof = {
-        "x-kubemend-user": "mallory", "x-kubemend-groups": "system:masters", "x-forwarded-user": "mallory",
-        "impersonate-user": "mallory", "x-forwarded-for": "203.0.113.7"
+        "x-kubemend-user": "mallory",
+        "x-kubemend-groups": "system:masters",
+        "x-forwarded-user": "mallory",
+        "impersonate-user": "mallory",
+        "x-forwarded-for": "203.0.113.7"
       }
       // A page of another origin is refused before its token is looked at, and audited.
       const foreignPage = yield* hit(gw, "/mcp", endpoints[0].init, yield* token("sre"), { origin: "https://evil.example" })
@@ -131,7 +141,11 @@ layer(InfraLive, { excludeTestServices: true, timeout: "60 seconds" })("hostile 
       assert.deepStrictEqual([ignored[0]!.userId, ignored[0]!.clientIp, ignored[0]!.data["claimed"]], ["sre-user", "127.0.0.1", "mallory"])
       assert.include(String(ignored[0]!.data["headers"]), "x-forwarded-user")
       const executed = entries.filter((e) => e.type === "tool.executed" && e.data["tool_name"] === "svc_investigate")
-      assert.deepStrictEqual(executed.map((e) => [e.userId, e.clientIp, e.outcome]), [["sre-user", "127.0.0.1", "failure"], ["sre-user", "127.0.0.1", "success"]])
+      assert.deepStrictEqual(executed.map((e) => [e.userId, e.clientIp, e.outcome]), [["sre-user", "127.0.0.1", "failure"], [
+        "sre-user",
+        "127.0.0.1",
+        "success"
+      ]])
       assert.deepStrictEqual(entries.filter((e) => e.type === "auth.failure").map((e) => e.clientIp), ["127.0.0.1"])
     }))
 })

@@ -22,7 +22,11 @@ const recordsOf = (rr: string) =>
   Effect.map(Infra, ({ kube }) =>
     kube.list(crv, "InvestigationSession", namespace)
       .filter((s: KubeObject) => (s.spec as any).remediationRequestRef.name === rr)
-      .map((s: KubeObject) => ({ user: (s.spec as any).userIdentity.username as string, phase: (s.status as any)?.phase as string, joinMode: (s.spec as any).joinMode as string })))
+      .map((s: KubeObject) => ({
+        user: (s.spec as any).userIdentity.username as string,
+        phase: (s.status as any)?.phase as string,
+        joinMode: (s.spec as any).joinMode as string
+      })))
 
 const ok = (c: Parameters<typeof call>[0], name: string, args: Record<string, unknown>) =>
   Effect.flatMap(call(c, name, args), (r) => (r.isError ? Effect.dieMessage(`${name}: ${r.text}`) : Effect.succeed(r.json)))
@@ -90,7 +94,9 @@ layer(InfraLive, { excludeTestServices: true })("InvestigationSession resources 
     Effect.gen(function* () {
       const { kube } = yield* Infra
       kube.seed([{
-        apiVersion: crv, kind: "InvestigationSession", metadata: { name: "rr-db-blocked-ghost", namespace },
+        apiVersion: crv,
+        kind: "InvestigationSession",
+        metadata: { name: "rr-db-blocked-ghost", namespace },
         spec: { remediationRequestRef: { name: "rr-db-blocked" }, userIdentity: { username: "ghost" } },
         status: { phase: "Active" }
       }])

@@ -115,31 +115,40 @@ layer(InfraLive, { excludeTestServices: true })("MCP drain over HTTP", (it) => {
       assert.isBelow(yield* shutdown.done, Duration.toMillis(drainTimeout))
     }), { timeout: 60_000 })
 
-  it.scoped("a tool call still running at the end of the grace gets a tool error, over SSE and JSON; down within the drain time", () =>
-    Effect.gen(function* () {
-      const { kube } = yield* Infra
-      kube.put(rr("rr-mcp-drain-long", { overallPhase: "Analyzing" }))
-      const drainTimeout = Duration.seconds(3)
-      const gw = yield* startTestGateway({ drainTimeout })
-      const sre = yield* token("sre")
-      const sseClient = yield* connect(gw.url, sre)
-      const jsonClient = yield* connect(gw.url, sre, { json: true })
-      const [sse, json] = yield* watching("aianalyses", "", 2, () => [awaitSession(sseClient, "rr-mcp-drain-long"), awaitSession(jsonClient, "rr-mcp-drain-long")])
-      yield* gw.audit.clear
+  it.scoped(
+    "a tool call still running at the end of the grace gets a tool error, over SSE and JSON; down within the drain time",
+    () =>
+      Effect.gen(function* () {
+        const { kube } = yield* Infra
+        kube.put(rr("rr-mcp-drain-long", { overallPhase: "Analyzing" }))
+        const drainTimeout = Duration.seconds(3)
+        const gw = yield* startTestGateway({ drainTimeout })
+        const sre = yield* token("sre")
+        const sseClient = yield* connect(gw.url, sre)
+        const jsonClient = yield* connect(gw.url, sre, { json: true })
+        const [sse, json] = yield* watching(
+          "aianalyses",
+          "",
+          2,
+          () => [awaitSession(sseClient, "rr-mcp-drain-long"), awaitSession(jsonClient, "rr-mcp-drain-long")]
+        )
+        yield* gw.audit.clear
 
-      const shutdown = yield* shutdownTimed(gw)
-      const answers = yield* Effect.promise(() => Promise.all([sse.result, json.result]))
-      const answeredAfter = Date.now() - shutdown.started
-      for (const answer of answers) {
-        assert.isTrue(answer.isError, answer.text)
-        assert.match(answer.text, /gateway is shutting down/)
-      }
-      assert.isBelow(answeredAfter, Duration.toMillis(drainTimeout))
-      // The drain ends once the answers are out; the rest is closing services.
-      assert.isBelow(yield* shutdown.done, Duration.toMillis(drainTimeout) + 1000)
-      const executed = (yield* gw.audit.entries).filter((e) => e.type === "tool.executed")
-      assert.deepStrictEqual(executed.map((e) => (e.data as Record<string, unknown>)["error_code"]), ["shutdown", "shutdown"])
-    }), { timeout: 60_000 })
+        const shutdown = yield* shutdownTimed(gw)
+        const answers = yield* Effect.promise(() => Promise.all([sse.result, json.result]))
+        const answeredAfter = Date.now() - shutdown.started
+        for (const answer of answers) {
+          assert.isTrue(answer.isError, answer.text)
+          assert.match(answer.text, /gateway is shutting down/)
+        }
+        assert.isBelow(answeredAfter, Duration.toMillis(drainTimeout))
+        // The drain ends once the answers are out; the rest is closing services.
+        assert.isBelow(yield* shutdown.done, Duration.toMillis(drainTimeout) + 1000)
+        const executed = (yield* gw.audit.entries).filter((e) => e.type === "tool.executed")
+        assert.deepStrictEqual(executed.map((e) => (e.data as Record<string, unknown>)["error_code"]), ["shutdown", "shutdown"])
+      }),
+    { timeout: 60_000 }
+  )
 
   it.scoped("a svc_watch in flight answers as soon as draining starts: the events it saw, status shutdown, no error", () =>
     Effect.gen(function* () {

@@ -152,18 +152,23 @@ layer(InfraLive, { excludeTestServices: true })("long MCP calls through the gate
       const gw = yield* startGateway({ streamKeepaliveInterval: short })
       const sre = yield* token("sre")
       const init = yield* Effect.promise(() =>
-        fetch(`${gw.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, authorization: `Bearer ${sre}` }, body: initializeBody }))
+        fetch(`${gw.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, authorization: `Bearer ${sre}` }, body: initializeBody })
+      )
       const session = init.headers.get("mcp-session-id")!
       yield* Effect.promise(() => init.text())
       const headers = { ...mcpHeaders, authorization: `Bearer ${sre}`, "mcp-session-id": session, "mcp-protocol-version": "2025-03-26" }
       yield* Effect.promise(() =>
-        fetch(`${gw.url}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) }))
-      const post = reading(yield* Effect.promise(() =>
-        fetch(`${gw.url}/mcp`, {
-          method: "POST",
-          headers,
-          body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "svc_watch", arguments: { rr_id: "rr-cache-pending" } } })
-        })))
+        fetch(`${gw.url}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) })
+      )
+      const post = reading(
+        yield* Effect.promise(() =>
+          fetch(`${gw.url}/mcp`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "svc_watch", arguments: { rr_id: "rr-cache-pending" } } })
+          })
+        )
+      )
       const get = reading(yield* Effect.promise(() => fetch(`${gw.url}/mcp`, { method: "GET", headers: { ...headers, accept: "text/event-stream" } })))
       yield* waitFor(() => count(post.into.text, ": keepalive\n\n") >= 2 && get.into.text.includes(": keepalive\n\n"), "keepalives on both streams")
       yield* setPhase("rr-cache-pending", "Completed")
@@ -176,7 +181,8 @@ layer(InfraLive, { excludeTestServices: true })("long MCP calls through the gate
       const c = yield* connect(gw.url, sre)
       const quick: Array<Progress> = []
       const listed = yield* Effect.promise(() =>
-        c.client.callTool({ name: "svc_list_remediations", arguments: { phase: "Blocked" } }, undefined, { onprogress: (p) => void quick.push(p) }))
+        c.client.callTool({ name: "svc_list_remediations", arguments: { phase: "Blocked" } }, undefined, { onprogress: (p) => void quick.push(p) })
+      )
       assert.notStrictEqual(listed.isError, true)
       assert.deepStrictEqual(quick, [])
       assert.strictEqual((yield* call(c, "svc_list_remediations", { phase: "Blocked" })).json.count, 1)

@@ -9,8 +9,12 @@ import { Effect } from "effect"
 import { initializeBody, mcpHeaders, raw } from "./support/Client.ts"
 import { InfraLive, startGateway } from "./support/Harness.ts"
 
-const unauthenticatedInit = (extra: Record<string, string>) =>
-  ({ method: "POST", headers: { ...mcpHeaders, ...extra }, body: initializeBody, token: "not-a-token" })
+const unauthenticatedInit = (extra: Record<string, string>) => ({
+  method: "POST",
+  headers: { ...mcpHeaders, ...extra },
+  body: initializeBody,
+  token: "not-a-token"
+})
 
 layer(InfraLive, { excludeTestServices: true, timeout: "60 seconds" })("proxies and headers", (it) => {
   it.scoped("X-Forwarded-For from an untrusted peer is ignored; from a trusted proxy it names the client", () =>

@@ -65,10 +65,13 @@ describe("body reader on one keep-alive connection", () => {
       })
       yield* Effect.acquireRelease(
         Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))),
-        () => Effect.promise(() => new Promise<void>((resolve) => {
-          server.closeAllConnections()
-          server.close(() => resolve())
-        }))
+        () =>
+          Effect.promise(() =>
+            new Promise<void>((resolve) => {
+              server.closeAllConnections()
+              server.close(() => resolve())
+            })
+          )
       )
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
       const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
@@ -99,15 +102,18 @@ layer(InfraLive, { excludeTestServices: true })("gateway on one keep-alive conne
         const headers = { ...mcpHeaders, accept: "application/json", authorization: `Bearer ${sre}` }
         const init = yield* Effect.promise(() => send(agent, `${gw.url}/mcp`, initializeBody, headers))
         assert.strictEqual(init.status, 200)
-        const [sent, warnings] = yield* warningsDuring("MaxListenersExceededWarning", Effect.promise(async () => {
-          const all: Array<Sent> = []
-          for (let i = 0; i < 200; i++) {
-            // Alternate the paths a body takes: a new session, a parse error, a JSON-RPC error without a session.
-            const body = [initializeBody, "{not json", JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/list" })][i % 3]!
-            all.push(await send(agent, `${gw.url}/mcp`, body, headers))
-          }
-          return all
-        }))
+        const [sent, warnings] = yield* warningsDuring(
+          "MaxListenersExceededWarning",
+          Effect.promise(async () => {
+            const all: Array<Sent> = []
+            for (let i = 0; i < 200; i++) {
+              // Alternate the paths a body takes: a new session, a parse error, a JSON-RPC error without a session.
+              const body = [initializeBody, "{not json", JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/list" })][i % 3]!
+              all.push(await send(agent, `${gw.url}/mcp`, body, headers))
+            }
+            return all
+          })
+        )
         assert.deepStrictEqual(warnings.map((w) => w.message), [])
         assert.isTrue(sent.every((s) => s.reused), "a request did not reuse the socket")
         assert.deepStrictEqual([...new Set(sent.map((s) => s.status))].sort(), [200, 400])

@@ -50,7 +50,12 @@ layer(InfraLive, { excludeTestServices: true })("MCP reliability", (it) => {
         const gw = yield* GatewayUnderTest
         const sre = yield* token("sre")
         const init = yield* raw(`${gw.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, accept: "application/json" }, body: initializeBody, token: sre })
-        const headers = { ...mcpHeaders, accept: "application/json", "mcp-session-id": init.headers.get("mcp-session-id")!, "mcp-protocol-version": "2025-03-26" }
+        const headers = {
+          ...mcpHeaders,
+          accept: "application/json",
+          "mcp-session-id": init.headers.get("mcp-session-id")!,
+          "mcp-protocol-version": "2025-03-26"
+        }
         const post = (body: unknown) => raw(`${gw.url}/mcp`, { method: "POST", headers, token: sre, body: JSON.stringify(body) })
         const notification = (method: string) => ({ jsonrpc: "2.0", method })
         assert.strictEqual((yield* post([notification("notifications/initialized"), notification("notifications/initialized")])).status, 202)
@@ -91,7 +96,10 @@ layer(InfraLive, { excludeTestServices: true })("MCP reliability", (it) => {
       ]
       agent.clear()
       kube.clearRequests()
-      const cases = [...hostile.map((h) => [c, ...h] as const), [approver, "svc_approve", { rar_name: "../rar-rr-cart-oom", decision: "Approved" }, /rar_name/] as const]
+      const cases = [
+        ...hostile.map((h) => [c, ...h] as const),
+        [approver, "svc_approve", { rar_name: "../rar-rr-cart-oom", decision: "Approved" }, /rar_name/] as const
+      ]
       for (const [client, tool, args, field] of cases) {
         const r = yield* call(client, tool, args)
         assert.isTrue(r.isError, `${tool} ${JSON.stringify(args)}: ${r.text}`)
@@ -106,19 +114,35 @@ layer(InfraLive, { excludeTestServices: true })("MCP reliability", (it) => {
     Effect.gen(function* () {
       const gw = yield* startTestGateway({
         scripts: [
-          { name: "cancel", match: "cancel the cache remediation", turns: [
-            { toolCalls: [{ name: "svc_cancel_remediation", arguments: { rr_id: "rr-cache-pending" } }] },
-            { text: "You may not cancel it." }
-          ] },
+          {
+            name: "cancel",
+            match: "cancel the cache remediation",
+            turns: [
+              { toolCalls: [{ name: "svc_cancel_remediation", arguments: { rr_id: "rr-cache-pending" } }] },
+              { text: "You may not cancel it." }
+            ]
+          },
           { name: "default", turns: [{ text: "Hello." }] }
         ]
       })
       const a2a = (path: string, bearer: string) =>
         raw(`${gw.url}${path}`, {
-          method: "POST", headers: { "content-type": "application/json" }, token: bearer,
-          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "message/send", params: { message: {
-            kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: "cancel the cache remediation" }]
-          } } })
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          token: bearer,
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "message/send",
+            params: {
+              message: {
+                kind: "message",
+                messageId: randomUUID(),
+                role: "user",
+                parts: [{ kind: "text", text: "cancel the cache remediation" }]
+              }
+            }
+          })
         })
       const noConsole = yield* token("no-console")
       const observer = yield* token("observability")
@@ -138,11 +162,15 @@ layer(InfraLive, { excludeTestServices: true })("MCP reliability", (it) => {
       const denied = (yield* gw.audit.entries).filter((e) => e.type === "auth.access_denied")
       const console = denied.filter((e) => e.data["resource"] === "console")
       assert.deepStrictEqual(console.map((e) => [e.userId, e.data["endpoint"]]), [
-        ["no-console-user", "/mcp"], ["no-console-user", "/a2a/invoke"], ["no-console-user", "/"]
+        ["no-console-user", "/mcp"],
+        ["no-console-user", "/a2a/invoke"],
+        ["no-console-user", "/"]
       ])
       const perTool = denied.filter((e) => e.data["tool_name"] === "svc_cancel_remediation")
       assert.deepStrictEqual(perTool.map((e) => [e.userId, e.data["endpoint"]]), [
-        ["observability-user", "/mcp"], ["observability-user", "/a2a/invoke"], ["observability-user", "/"]
+        ["observability-user", "/mcp"],
+        ["observability-user", "/a2a/invoke"],
+        ["observability-user", "/"]
       ])
     }))
 })

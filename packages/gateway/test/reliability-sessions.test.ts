@@ -23,7 +23,13 @@ const a2aSend = (url: string, bearer: string, contextId?: string) =>
       id: 1,
       method: "message/send",
       params: {
-        message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: "hello" }], ...(contextId === undefined ? {} : { contextId }) }
+        message: {
+          kind: "message",
+          messageId: randomUUID(),
+          role: "user",
+          parts: [{ kind: "text", text: "hello" }],
+          ...(contextId === undefined ? {} : { contextId })
+        }
       }
     })
   })

@@ -17,14 +17,22 @@ const agentScript: Script = {
 }
 
 const gatewayScripts: ReadonlyArray<Script> = [
-  { name: "remediate", match: "investigate rr-checkout-crash on your own", turns: [
-    { toolCalls: [{ name: "svc_remediate", arguments: { rr_id: "rr-checkout-crash" } }] },
-    { text: "The investigation is running." }
-  ] },
-  { name: "remediate-done", match: "investigate rr-api-done on your own", turns: [
-    { toolCalls: [{ name: "svc_remediate", arguments: { rr_id: "rr-api-done" } }] },
-    { text: "That one is finished." }
-  ] }
+  {
+    name: "remediate",
+    match: "investigate rr-checkout-crash on your own",
+    turns: [
+      { toolCalls: [{ name: "svc_remediate", arguments: { rr_id: "rr-checkout-crash" } }] },
+      { text: "The investigation is running." }
+    ]
+  },
+  {
+    name: "remediate-done",
+    match: "investigate rr-api-done on your own",
+    turns: [
+      { toolCalls: [{ name: "svc_remediate", arguments: { rr_id: "rr-api-done" } }] },
+      { text: "That one is finished." }
+    ]
+  }
 ]
 
 const startAgent = startRealAgent({ scripts: [agentScript] })
@@ -44,7 +52,8 @@ const send = (gw: TestGateway, bearer: string, text: string) =>
 /** What `svc_remediate` answered the gateway's model. */
 const toolReply = (gw: TestGateway, userText: string): Record<string, unknown> => {
   const req = gw.llm.requests.find((r) =>
-    r.body?.messages?.some((m: any) => m.role === "tool") && r.body.messages.find((m: any) => m.role === "user")?.content.includes(userText))
+    r.body?.messages?.some((m: any) => m.role === "tool") && r.body.messages.find((m: any) => m.role === "user")?.content.includes(userText)
+  )
   return JSON.parse(String(req?.body.messages.find((m: any) => m.role === "tool")?.content ?? "{}"))
 }
 

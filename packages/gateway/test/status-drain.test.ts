@@ -12,10 +12,14 @@ import { open, rr, subscribeBody, updates } from "./status-support.ts"
 
 /** svc_watch waits for a terminal phase, so a task running it stays busy for as long as the test wants. */
 const scripts: ReadonlyArray<Script> = [
-  { name: "watch", match: "watch checkout", turns: [
-    { toolCalls: [{ name: "svc_watch", arguments: { rr_id: "rr-checkout-crash" } }] },
-    { text: "It finished." }
-  ] }
+  {
+    name: "watch",
+    match: "watch checkout",
+    turns: [
+      { toolCalls: [{ name: "svc_watch", arguments: { rr_id: "rr-checkout-crash" } }] },
+      { text: "It finished." }
+    ]
+  }
 ]
 
 const drainTimeout = Duration.seconds(3)
@@ -28,7 +32,9 @@ const closingNotice = {
 }
 
 const a2aMessage = (method: "message/send" | "message/stream", text: string) => ({
-  jsonrpc: "2.0", id: 1, method,
+  jsonrpc: "2.0",
+  id: 1,
+  method,
   params: { message: { kind: "message", messageId: crypto.randomUUID(), role: "user", parts: [{ kind: "text", text }] } }
 })
 

@@ -34,7 +34,13 @@ layer(InfraLive, { excludeTestServices: true })("status stream over HTTP", (it) 
       const u = updates(frames)
       assert.deepStrictEqual(u.map((p) => [p.phase, p.final]), [["Analyzing", false], ["Running", false], ["Verifying", false], ["Completed", true]])
       assert.deepStrictEqual(u.map((p) => p.rr_id), Array(4).fill("rr-status-flow"))
-      assert.deepInclude(u[1].metadata, { workflow_id: "wf-restart", started_at: "2026-01-01T00:00:00Z", namespace: "demo", kind: "Deployment", target: "checkout" })
+      assert.deepInclude(u[1].metadata, {
+        workflow_id: "wf-restart",
+        started_at: "2026-01-01T00:00:00Z",
+        namespace: "demo",
+        kind: "Deployment",
+        target: "checkout"
+      })
       assert.deepInclude(u[2].metadata, { verification_deadline: "2026-01-01T01:00:00Z" })
       assert.deepInclude(u[3].metadata, { outcome: "Remediated" })
       for (const p of u) assert.match(p.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)

@@ -88,15 +88,13 @@ const layer = (overrides: Partial<StatusSettings> = {}) =>
     ))
   )
 
-const setPhase = (name: string, status: Record<string, unknown>) =>
-  Effect.flatMap(K8sMemory, (c) => c.seed([rr(name, status)]))
+const setPhase = (name: string, status: Record<string, unknown>) => Effect.flatMap(K8sMemory, (c) => c.seed([rr(name, status)]))
 
 const draining = Effect.map(Drain, (d) => d.started)
 
 const inAnHour = (now: number) => new Date(now + 3_600_000)
 
 const current = (name: string) => Effect.flatMap(K8s, (k) => k.getCr("remediationrequests", name)).pipe(Effect.orDie)
-
 
 /** Lets the watch and the hub's fibers run without moving the TestClock. */
 const settle = Effect.repeatN(Effect.yieldNow(), 50)
@@ -208,4 +206,3 @@ describe("status hub", () => {
       assert.deepStrictEqual(got.map((f) => f.data?.params.phase), ["Analyzing", "Cancelled"])
     }).pipe(Effect.provide(layer())))
 })
-

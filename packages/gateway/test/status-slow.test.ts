@@ -30,7 +30,8 @@ const stalled = (url: string, bearer: string, rrId: string) =>
           resolve(socket)
         })
         socket.pause()
-      })),
+      })
+    ),
     (socket) => Effect.sync(() => socket.destroy())
   )
 
@@ -58,9 +59,12 @@ layer(InfraLive, { excludeTestServices: true })("status stream slow readers over
         assert.isBelow(sent, maxTransitions, "the stalled reader was never dropped")
         sent++
         const filler = `${sent} ${"x".repeat(frameBytes)}`
-        kube.put(rr("rr-slow", sent % 2 === 1
-          ? { overallPhase: "Blocked", blockReason: "ResourceBusy", blockMessage: filler }
-          : { overallPhase: "Running", selectedWorkflowRef: { workflowId: filler } }))
+        kube.put(rr(
+          "rr-slow",
+          sent % 2 === 1
+            ? { overallPhase: "Blocked", blockReason: "ResourceBusy", blockMessage: filler }
+            : { overallPhase: "Running", selectedWorkflowRef: { workflowId: filler } }
+        ))
         yield* transitions(sent + 1)
       }
       assert.strictEqual(yield* hub.dropped, 1)
@@ -81,7 +85,8 @@ layer(InfraLive, { excludeTestServices: true })("status stream slow readers over
           slow.on("close", () => resolve(Buffer.concat(chunks).toString("utf8")))
           slow.on("error", () => undefined)
           slow.resume()
-        }))
+        })
+      )
       assert.include(received, "event: status/update")
       assert.notInclude(received, "\"phase\":\"Completed\"")
     }), { timeout: 60_000 })

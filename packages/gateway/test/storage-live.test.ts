@@ -10,9 +10,16 @@ import { namespace } from "./support/Seed.ts"
 import { grantStorageClient, startStorage } from "./support/StorageProcess.ts"
 
 const event = (n: number, type: string) => ({
-  version: "1.0", event_type: type, event_timestamp: new Date(Date.UTC(2025, 0, 1, 0, n)).toISOString(),
-  event_category: "apifrontend", event_action: "executed", event_outcome: "success", correlation_id: "rr-live-1",
-  actor_type: "user", actor_id: "sre-user", event_data: { event_type: type, step: n }
+  version: "1.0",
+  event_type: type,
+  event_timestamp: new Date(Date.UTC(2025, 0, 1, 0, n)).toISOString(),
+  event_category: "apifrontend",
+  event_action: "executed",
+  event_outcome: "success",
+  correlation_id: "rr-live-1",
+  actor_type: "user",
+  actor_id: "sre-user",
+  event_data: { event_type: type, step: n }
 })
 
 layer(InfraLive, { excludeTestServices: true, timeout: "120 seconds" })("storage service", (it) => {
@@ -27,7 +34,8 @@ layer(InfraLive, { excludeTestServices: true, timeout: "120 seconds" })("storage
           method: "POST",
           headers: { "content-type": "application/json", authorization: `Bearer ${saToken}` },
           body: JSON.stringify([event(1, "apifrontend.rr.created"), event(2, "apifrontend.user.decision")])
-        }).then((r) => r.status))
+        }).then((r) => r.status)
+      )
       assert.strictEqual(written, 201)
 
       const gw = yield* startGateway({ storage: { url: storage.url, token: saToken }, auditToStorage: true })
@@ -55,7 +63,8 @@ layer(InfraLive, { excludeTestServices: true, timeout: "120 seconds" })("storage
         const found = yield* Effect.promise(() =>
           fetch(`${storage.url}/api/v1/audit/events?correlation_id=rr-live-1&event_type=apifrontend.tool.executed`, {
             headers: { authorization: `Bearer ${saToken}` }
-          }).then((r) => r.json() as Promise<{ data: ReadonlyArray<{ actor_id?: string; event_data: Record<string, unknown> }> }>))
+          }).then((r) => r.json() as Promise<{ data: ReadonlyArray<{ actor_id?: string; event_data: Record<string, unknown> }> }>)
+        )
         audited = found.data.length
         if (audited >= 2) {
           assert.strictEqual(found.data[0]!.actor_id, "sre-user")

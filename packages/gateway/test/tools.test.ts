@@ -105,7 +105,10 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
         yield* fails(c, "svc_get_approval_request", { rar_id: "rar-nope" }, /not found/)
 
         const approved = yield* ok(c, "svc_approve", {
-          rar_name: "rar-rr-db-blocked", decision: "Approved", reason: "looks right", workflow_override: "wf-scale"
+          rar_name: "rar-rr-db-blocked",
+          decision: "Approved",
+          reason: "looks right",
+          workflow_override: "wf-scale"
         })
         assert.strictEqual(approved.status, "Approved")
         const { kube } = yield* Infra
@@ -181,8 +184,20 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
         assert.strictEqual(busy.active_user, "sre-user")
 
         kube.seed([
-          { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "sa-sre" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "tool-sre" }, subjects: [{ kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: "system:serviceaccounts" }] },
-          { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "sa-console" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "console-access" }, subjects: [{ kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: "system:serviceaccounts" }] }
+          {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRoleBinding",
+            metadata: { name: "sa-sre" },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "tool-sre" },
+            subjects: [{ kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: "system:serviceaccounts" }]
+          },
+          {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRoleBinding",
+            metadata: { name: "sa-console" },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "console-access" },
+            subjects: [{ kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: "system:serviceaccounts" }]
+          }
         ])
         const gw = yield* GatewayUnderTest
         const sa = yield* connect(gw.url, kube.registerServiceAccountToken(namespace, "robot"))
@@ -237,7 +252,13 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
         yield* fails(c, "svc_list_workflows", { kind: "x/y" }, /invalid arguments: kind/)
 
         const history = yield* ok(c, "svc_get_remediation_history", { namespace: "demo", kind: "Deployment", name: "api", since: "48h" })
-        assert.deepStrictEqual(history.remediations, [{ id: "uid-1", namespace: "demo", phase: "Remediated", created_at: "2025-01-01T00:00:00Z", workflow: "RestartDeployment" }])
+        assert.deepStrictEqual(history.remediations, [{
+          id: "uid-1",
+          namespace: "demo",
+          phase: "Remediated",
+          created_at: "2025-01-01T00:00:00Z",
+          workflow: "RestartDeployment"
+        }])
         yield* fails(c, "svc_get_remediation_history", { namespace: "demo", kind: "Deployment", name: "api", since: "2 days" }, /since must be a Go duration/)
         yield* fails(c, "svc_get_remediation_history", { kind: "Deployment" }, /namespace, kind and name of the target are required/)
 
@@ -248,7 +269,12 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
 
         const trail = yield* ok(c, "svc_get_audit_trail", { rr_id: "rr-api-done" })
         assert.strictEqual(trail.count, 3)
-        assert.deepStrictEqual(trail.events[1], { timestamp: "2025-01-01T00:02:00Z", event_type: "apifrontend.user.decision", actor: "remediation-approver-user", detail: { detail: "step 2" } })
+        assert.deepStrictEqual(trail.events[1], {
+          timestamp: "2025-01-01T00:02:00Z",
+          event_type: "apifrontend.user.decision",
+          actor: "remediation-approver-user",
+          detail: { detail: "step 2" }
+        })
         assert.strictEqual((yield* ok(c, "svc_get_audit_trail", { rr_id: "rr-api-done", event_type: "apifrontend.rr.created" })).count, 1)
         yield* fails(c, "svc_get_audit_trail", {}, /invalid arguments: rr_id/)
       }))
@@ -257,8 +283,13 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
       Effect.gen(function* () {
         const c = yield* as("sre")
         const presented = yield* ok(c, "svc_present_decision", {
-          session_id: "ka-1", summary: "two ways out",
-          options: [{ workflow_id: "wf-restart", name: "restart", description: "restart it", risk: "low" }, { workflow_id: "wf-scale", name: "scale", description: "scale it" }]
+          session_id: "ka-1",
+          summary: "two ways out",
+          options: [{ workflow_id: "wf-restart", name: "restart", description: "restart it", risk: "low" }, {
+            workflow_id: "wf-scale",
+            name: "scale",
+            description: "scale it"
+          }]
         })
         assert.deepStrictEqual(presented, { presented: true, message: "presented 2 options for session ka-1" })
         assert.isTrue(c.notifications.some((n: any) => n.logger === "kubemend" && n.data?.type === "decision"))
@@ -270,7 +301,10 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
         const c = yield* as("sre")
         const all = yield* ok(c, "svc_list_alerts")
         assert.deepStrictEqual(all.alerts.map((a: any) => a.labels.alertname), [
-          "KubePodCrashLooping", "KubeDeploymentReplicasMismatch", "HighMemoryUsage", "CertificateExpiringSoon"
+          "KubePodCrashLooping",
+          "KubeDeploymentReplicasMismatch",
+          "HighMemoryUsage",
+          "CertificateExpiringSoon"
         ])
         assert.deepStrictEqual(all.prioritized, { selected_index: 0, tied_indices: [], also_active_start: 1 })
         assert.deepStrictEqual([all.count, all.total_count, all.truncated], [4, 4, false])
@@ -293,24 +327,59 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
     // Document 1's table has 23 tools, 11 of them session-dependent, so 12 remain with svc_list_alerts and 11
     // without it (its prose says "12 (13 with svc_list_alerts)", which the table does not add up to).
     const nonInteractive = [
-      "svc_list_remediations", "svc_get_remediation", "svc_cancel_remediation", "svc_watch", "svc_list_approval_requests",
-      "svc_get_approval_request", "svc_approve", "svc_list_workflows", "svc_get_remediation_history", "svc_get_effectiveness",
+      "svc_list_remediations",
+      "svc_get_remediation",
+      "svc_cancel_remediation",
+      "svc_watch",
+      "svc_list_approval_requests",
+      "svc_get_approval_request",
+      "svc_approve",
+      "svc_list_workflows",
+      "svc_get_remediation_history",
+      "svc_get_effectiveness",
       "svc_get_audit_trail"
     ]
     const sessionDependent = [
-      "svc_investigate", "svc_await_session", "svc_message", "svc_complete", "svc_cancel", "svc_status", "svc_reconnect",
-      "svc_complete_no_action", "svc_discover_workflows", "svc_select_workflow", "svc_present_decision"
+      "svc_investigate",
+      "svc_await_session",
+      "svc_message",
+      "svc_complete",
+      "svc_cancel",
+      "svc_status",
+      "svc_reconnect",
+      "svc_complete_no_action",
+      "svc_discover_workflows",
+      "svc_select_workflow",
+      "svc_present_decision"
     ]
     it.scoped("23 with everything, 12 non-interactive with alerts, 11 without, by name; alerts need triage and a backend", () =>
       Effect.gen(function* () {
         const all = yield* names({})
         // The table's order.
         assert.deepStrictEqual(all, [
-          "svc_list_remediations", "svc_get_remediation", "svc_cancel_remediation", "svc_watch", "svc_list_approval_requests",
-          "svc_get_approval_request", "svc_approve", "svc_investigate", "svc_await_session", "svc_message", "svc_complete",
-          "svc_cancel", "svc_status", "svc_reconnect", "svc_complete_no_action", "svc_discover_workflows",
-          "svc_select_workflow", "svc_list_workflows", "svc_get_remediation_history", "svc_get_effectiveness",
-          "svc_get_audit_trail", "svc_present_decision", "svc_list_alerts"
+          "svc_list_remediations",
+          "svc_get_remediation",
+          "svc_cancel_remediation",
+          "svc_watch",
+          "svc_list_approval_requests",
+          "svc_get_approval_request",
+          "svc_approve",
+          "svc_investigate",
+          "svc_await_session",
+          "svc_message",
+          "svc_complete",
+          "svc_cancel",
+          "svc_status",
+          "svc_reconnect",
+          "svc_complete_no_action",
+          "svc_discover_workflows",
+          "svc_select_workflow",
+          "svc_list_workflows",
+          "svc_get_remediation_history",
+          "svc_get_effectiveness",
+          "svc_get_audit_trail",
+          "svc_present_decision",
+          "svc_list_alerts"
         ])
         assert.sameMembers(all, [...nonInteractive, ...sessionDependent, "svc_list_alerts"])
         const withAlerts = yield* names({ interactiveEnabled: false })

@@ -61,7 +61,7 @@ describe("journeys on the local platform", () => {
     }) as Promise<{ readonly content: unknown; readonly isError?: boolean }>
     const refused = await call(aio, "svc_investigate", target)
     expect(refused).toMatchObject({ status: "session_active", rr_id: watching.rr, active_user: "sre-user" })
-    expect(refused.message).toContain('join_mode "takeover"')
+    expect(refused.message).toContain("join_mode \"takeover\"")
   })
 
   it("flow approval: a low-confidence analysis waits in AwaitingApproval until the approver approves, then completes", { timeout: 150_000 }, async () => {
@@ -98,20 +98,36 @@ describe("journeys on the local platform", () => {
     expect(await call(approver, "svc_get_remediation", { rr_id: approvalRr })).toMatchObject({ phase: "Completed", outcome: "Remediated" })
   })
 
-  it("the demo heals: approving the seeded rr-checkout-oom rolls checkout back to 1.4.1, its pods become ready, its alerts resolve", { timeout: 150_000 }, async () => {
-    const stack = platform.stack
-    const deployment = async () =>
-      (await (await fetch(`${stack.kube.url}/apis/apps/v1/namespaces/${demoNamespace}/deployments/checkout`, { headers: { authorization: "Bearer devkube-admin" } })).json()) as Record<string, any>
-    expect((await deployment()).status?.readyReplicas ?? 0).toBe(0)
-    const approver = await platform.connect("remediation-approver")
-    expect(await call(approver, "svc_approve", { rar_name: "rar-rr-checkout-oom", decision: "Approved", reason: "1.4.1 fits the limit" })).toMatchObject({ status: "Approved" })
-    await eventually(() => call(approver, "svc_get_remediation", { rr_id: "rr-checkout-oom" }), (r) => r.phase !== "AwaitingApproval", "leaving AwaitingApproval")
-    expect((await call(approver, "svc_watch", { rr_id: "rr-checkout-oom" })).status).toBe("Completed")
-    const healed = await eventually(deployment, (d) => d.status?.readyReplicas === 2, "checkout ready")
-    expect(healed.spec.template.spec.containers[0].image).toBe("shop/checkout:1.4.1")
-    const alerts = (await (await fetch(`${stack.alerts.url}/api/v1/alerts`)).json()) as { data: { alerts: Array<{ labels: Record<string, string> }> } }
-    expect(alerts.data.alerts.filter((x) => x.labels["namespace"] === demoNamespace && (x.labels["deployment"] === "checkout" || x.labels["pod"]?.startsWith("checkout-")))).toEqual([])
-  })
+  it(
+    "the demo heals: approving the seeded rr-checkout-oom rolls checkout back to 1.4.1, its pods become ready, its alerts resolve",
+    { timeout: 150_000 },
+    async () => {
+      const stack = platform.stack
+      const deployment = async () =>
+        (await (await fetch(`${stack.kube.url}/apis/apps/v1/namespaces/${demoNamespace}/deployments/checkout`, {
+          headers: { authorization: "Bearer devkube-admin" }
+        })).json()) as Record<string, any>
+      expect((await deployment()).status?.readyReplicas ?? 0).toBe(0)
+      const approver = await platform.connect("remediation-approver")
+      expect(await call(approver, "svc_approve", { rar_name: "rar-rr-checkout-oom", decision: "Approved", reason: "1.4.1 fits the limit" })).toMatchObject({
+        status: "Approved"
+      })
+      await eventually(
+        () => call(approver, "svc_get_remediation", { rr_id: "rr-checkout-oom" }),
+        (r) => r.phase !== "AwaitingApproval",
+        "leaving AwaitingApproval"
+      )
+      expect((await call(approver, "svc_watch", { rr_id: "rr-checkout-oom" })).status).toBe("Completed")
+      const healed = await eventually(deployment, (d) => d.status?.readyReplicas === 2, "checkout ready")
+      expect(healed.spec.template.spec.containers[0].image).toBe("shop/checkout:1.4.1")
+      const alerts = (await (await fetch(`${stack.alerts.url}/api/v1/alerts`)).json()) as { data: { alerts: Array<{ labels: Record<string, string> }> } }
+      expect(
+        alerts.data.alerts.filter((x) =>
+          x.labels["namespace"] === demoNamespace && (x.labels["deployment"] === "checkout" || x.labels["pod"]?.startsWith("checkout-"))
+        )
+      ).toEqual([])
+    }
+  )
 
   it("flow autonomous: a confident analysis runs Pending to Completed with no human step", { timeout: 150_000 }, async () => {
     await healthyTarget(platform.stack, "frontend")
@@ -122,7 +138,9 @@ describe("journeys on the local platform", () => {
     const phases = watched.events.map((e: { phase: string }) => e.phase)
     expect(phases).not.toContain("AwaitingApproval")
     expect(await call(orchestrator, "svc_get_remediation", { rr_id: autonomousRr })).toMatchObject({ phase: "Completed", outcome: "Remediated" })
-    const rar = await fetch(`${platform.stack.kube.url}/apis/${platform.stack.apiGroup}/v1alpha1/namespaces/${platform.stack.namespace}/remediationapprovalrequests/rar-${autonomousRr}`)
+    const rar = await fetch(
+      `${platform.stack.kube.url}/apis/${platform.stack.apiGroup}/v1alpha1/namespaces/${platform.stack.namespace}/remediationapprovalrequests/rar-${autonomousRr}`
+    )
     expect(rar.status).toBe(404)
   })
 
@@ -168,18 +186,20 @@ describe("journeys on the local platform", () => {
       "the trail's completion event"
     )
     const types = new Set(trail.events.map((e: { event_type: string }) => e.event_type))
-    for (const type of [
-      "orchestrator.lifecycle.created",
-      "orchestrator.lifecycle.transitioned",
-      "aianalysis.analysis.completed",
-      "orchestrator.approval.requested",
-      "orchestrator.approval.approved",
-      "workflowexecution.selection.completed",
-      "workflowexecution.execution.started",
-      "orchestrator.lifecycle.completed",
-      "apifrontend.user.decision",
-      "apifrontend.tool.executed"
-    ]) expect(types, type).toContain(type)
+    for (
+      const type of [
+        "orchestrator.lifecycle.created",
+        "orchestrator.lifecycle.transitioned",
+        "aianalysis.analysis.completed",
+        "orchestrator.approval.requested",
+        "orchestrator.approval.approved",
+        "workflowexecution.selection.completed",
+        "workflowexecution.execution.started",
+        "orchestrator.lifecycle.completed",
+        "apifrontend.user.decision",
+        "apifrontend.tool.executed"
+      ]
+    ) expect(types, type).toContain(type)
     const approval = trail.events.find((e: { event_type: string }) => e.event_type === "orchestrator.approval.approved")
     expect(approval.actor).toBe("remediation-approver-user")
     const toPhases = trail.events
@@ -192,7 +212,9 @@ describe("journeys on the local platform", () => {
     // The monitor's component events, scored by storage: the target's pod was Ready and the alert not active.
     const score = await eventually(
       async () => {
-        const r = await fetch(`${platform.stack.storage.url}/api/v1/effectiveness/${approvalRr}`, { headers: { authorization: `Bearer ${platform.stack.serviceTokens.operator}` } })
+        const r = await fetch(`${platform.stack.storage.url}/api/v1/effectiveness/${approvalRr}`, {
+          headers: { authorization: `Bearer ${platform.stack.serviceTokens.operator}` }
+        })
         return r.status === 200 ? await r.json() : { status: r.status }
       },
       (b) => b.assessment_status !== undefined && b.assessment_status !== "in_progress",
@@ -240,15 +262,23 @@ describe("journeys on the local platform", () => {
     const client: A2aClient = await factory.createFromUrl(platform.stack.gateway.url)
     const text = `${a2aInvestigationAsk}: api_version: apps/v1, namespace: ${demoNamespace}, kind: StatefulSet, name: payments-db`
     const events: Array<StreamResponse> = []
-    for await (const e of client.sendMessageStream({
-      tenant: "",
-      message: {
-        messageId: randomUUID(), contextId: "", taskId: "", role: Role.ROLE_USER, metadata: undefined, extensions: [], referenceTaskIds: [],
-        parts: [{ content: { $case: "text" as const, value: text }, metadata: undefined, filename: "", mediaType: "" }]
-      },
-      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: false },
-      metadata: undefined
-    })) events.push(e)
+    for await (
+      const e of client.sendMessageStream({
+        tenant: "",
+        message: {
+          messageId: randomUUID(),
+          contextId: "",
+          taskId: "",
+          role: Role.ROLE_USER,
+          metadata: undefined,
+          extensions: [],
+          referenceTaskIds: [],
+          parts: [{ content: { $case: "text" as const, value: text }, metadata: undefined, filename: "", mediaType: "" }]
+        },
+        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: false },
+        metadata: undefined
+      })
+    ) events.push(e)
     const updates = events.flatMap((e) => (e.payload?.$case === "statusUpdate" ? [e.payload.value] : []))
     const last = updates.at(-1)
     expect(last?.status?.state).toBe(3) // TASK_STATE_COMPLETED
@@ -268,28 +298,34 @@ describe("journeys on the local platform", () => {
     await call(sre, "svc_cancel", { rr_id: rr })
   })
 
-  it("takeover: a second user takes the session over; the first one is told after their call returned, and their next message is refused", { timeout: 90_000 }, async () => {
-    const sre = await platform.connect("sre")
-    const aio = await platform.connect("ai-orchestrator")
-    const events: Array<Record<string, unknown>> = []
-    sre.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void events.push(n.params.data as Record<string, unknown>))
-    const started = await call(sre, "svc_investigate", { api_version: "apps/v1", namespace: demoNamespace, kind: "Deployment", name: "shipping" })
-    const rr = started.rr_id as string
-    const taken = await call(aio, "svc_investigate", { rr_id: rr, join_mode: "takeover" })
-    expect(taken).toMatchObject({ status: "active", holder: "ai-orchestrator-user" })
-    // Emitted by the agent after the first user's svc_investigate returned; it reaches them through the gateway.
-    const told = await eventually(async () => events.find((e) => e.holder === "ai-orchestrator-user"), (e) => e !== undefined, "the takeover event")
-    expect(told).toMatchObject({ event: "interactive_state", rr_id: rr, previous_holder: "sre-user" })
-    expect(told!.seq).toBeGreaterThan(started.event_seq)
-    const lost = await raw(sre, "svc_message", { rr_id: rr, message: "still mine?" })
-    expect(lost.isError).toBe(true)
-    expect(lost.text).toContain("ai-orchestrator-user holds this session")
-    const reply = await call(aio, "svc_message", { rr_id: rr, message: "what did you find?" })
-    expect(reply).toMatchObject({ status: "active" })
-    expect(await call(aio, "svc_cancel", { rr_id: rr })).toMatchObject({ status: "cancelled" })
-  })
+  it(
+    "takeover: a second user takes the session over; the first one is told after their call returned, and their next message is refused",
+    { timeout: 90_000 },
+    async () => {
+      const sre = await platform.connect("sre")
+      const aio = await platform.connect("ai-orchestrator")
+      const events: Array<Record<string, unknown>> = []
+      sre.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void events.push(n.params.data as Record<string, unknown>))
+      const started = await call(sre, "svc_investigate", { api_version: "apps/v1", namespace: demoNamespace, kind: "Deployment", name: "shipping" })
+      const rr = started.rr_id as string
+      const taken = await call(aio, "svc_investigate", { rr_id: rr, join_mode: "takeover" })
+      expect(taken).toMatchObject({ status: "active", holder: "ai-orchestrator-user" })
+      // Emitted by the agent after the first user's svc_investigate returned; it reaches them through the gateway.
+      const told = await eventually(async () => events.find((e) => e.holder === "ai-orchestrator-user"), (e) => e !== undefined, "the takeover event")
+      expect(told).toMatchObject({ event: "interactive_state", rr_id: rr, previous_holder: "sre-user" })
+      expect(told!.seq).toBeGreaterThan(started.event_seq)
+      const lost = await raw(sre, "svc_message", { rr_id: rr, message: "still mine?" })
+      expect(lost.isError).toBe(true)
+      expect(lost.text).toContain("ai-orchestrator-user holds this session")
+      const reply = await call(aio, "svc_message", { rr_id: rr, message: "what did you find?" })
+      expect(reply).toMatchObject({ status: "active" })
+      expect(await call(aio, "svc_cancel", { rr_id: rr })).toMatchObject({ status: "cancelled" })
+    }
+  )
 
-  it("the first user completes: the watch (over 60 s, kept alive by progress) sees the phases through Completed; the second user is admitted", { timeout: 150_000 }, async () => {
+  it("the first user completes: the watch (over 60 s, kept alive by progress) sees the phases through Completed; the second user is admitted", {
+    timeout: 150_000
+  }, async () => {
     const sre = await platform.connect("sre")
     const aio = await platform.connect("ai-orchestrator")
     const rr = watching.rr!

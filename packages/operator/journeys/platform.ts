@@ -153,7 +153,11 @@ export const signalRr = async (stack: StackJson, name: string, signalName: strin
  */
 export const healthyTarget = async (stack: StackJson, name: string) => {
   const send = (path: string, body: unknown) =>
-    fetch(`${stack.kube.url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer devkube-admin" }, body: JSON.stringify(body) })
+    fetch(`${stack.kube.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer devkube-admin" },
+      body: JSON.stringify(body)
+    })
   const labels = { app: name }
   const template = (image: string) => ({ metadata: { labels }, spec: { containers: [{ name, image, resources: { limits: { memory: "128Mi" } } }] } })
   const replicaSet = (suffix: string, revision: number, image: string, replicas: number) => ({

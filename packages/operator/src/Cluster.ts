@@ -69,8 +69,7 @@ export const collectionSource = (
   watchTimeout: Duration.Duration
 ): WatchSource => ({
   list: cluster.listRaw(collection),
-  watch: (resourceVersion) =>
-    cluster.watch(collection, { resourceVersion, timeoutSeconds: Math.max(1, Math.round(Duration.toSeconds(watchTimeout))) })
+  watch: (resourceVersion) => cluster.watch(collection, { resourceVersion, timeoutSeconds: Math.max(1, Math.round(Duration.toSeconds(watchTimeout))) })
 })
 
 export interface ClusterOptions extends K8sSettingsInput {

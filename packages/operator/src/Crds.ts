@@ -109,21 +109,61 @@ const crd = (apiGroup: string, input: CrdInput): KubeObject => {
 /** Every CRD of the platform, the platform CR first. */
 export const renderCrds = (apiGroup: string = Domain.DefaultApiGroup): ReadonlyArray<KubeObject> => [
   crd(apiGroup, {
-    kind: Domain.PlatformKind, plural: Domain.PlatformPlural, schema: Domain.Platform, shortNames: ["km"],
-    phasePath: ".status.phase", rules: Domain.PlatformCelRules
+    kind: Domain.PlatformKind,
+    plural: Domain.PlatformPlural,
+    schema: Domain.Platform,
+    shortNames: ["km"],
+    phasePath: ".status.phase",
+    rules: Domain.PlatformCelRules
   }),
   crd(apiGroup, { kind: Domain.RRKind, plural: Domain.RRPlural, schema: Domain.RemediationRequest, shortNames: ["rr"], phasePath: ".status.overallPhase" }),
   crd(apiGroup, { kind: Domain.RARKind, plural: Domain.RARPlural, schema: Domain.RemediationApprovalRequest, shortNames: ["rar"] }),
   crd(apiGroup, { kind: Domain.AIAnalysisKind, plural: Domain.AIAnalysisPlural, schema: Domain.AIAnalysis, shortNames: ["aia"], phasePath: ".status.phase" }),
   crd(apiGroup, { kind: Domain.InvestigationSessionKind, plural: Domain.InvestigationSessionPlural, schema: Domain.InvestigationSession }),
-  crd(apiGroup, { kind: Domain.WorkflowExecutionKind, plural: Domain.WorkflowExecutionPlural, schema: Domain.WorkflowExecution, shortNames: ["wfe"], phasePath: ".status.phase" }),
+  crd(apiGroup, {
+    kind: Domain.WorkflowExecutionKind,
+    plural: Domain.WorkflowExecutionPlural,
+    schema: Domain.WorkflowExecution,
+    shortNames: ["wfe"],
+    phasePath: ".status.phase"
+  }),
   // The remaining children of an RR the lifecycle controllers create (SignalProcessing, assessment, notification).
-  crd(apiGroup, { kind: Domain.SignalProcessingKind, plural: Domain.SignalProcessingPlural, schema: Domain.SignalProcessingResource, shortNames: ["sp"], phasePath: ".status.phase" }),
-  crd(apiGroup, { kind: Domain.EffectivenessAssessmentKind, plural: Domain.EffectivenessAssessmentPlural, schema: Domain.EffectivenessAssessment, shortNames: ["ea"], phasePath: ".status.phase" }),
-  crd(apiGroup, { kind: Domain.NotificationRequestKind, plural: Domain.NotificationRequestPlural, schema: Domain.NotificationRequest, shortNames: ["nr"], phasePath: ".status.phase" }),
+  crd(apiGroup, {
+    kind: Domain.SignalProcessingKind,
+    plural: Domain.SignalProcessingPlural,
+    schema: Domain.SignalProcessingResource,
+    shortNames: ["sp"],
+    phasePath: ".status.phase"
+  }),
+  crd(apiGroup, {
+    kind: Domain.EffectivenessAssessmentKind,
+    plural: Domain.EffectivenessAssessmentPlural,
+    schema: Domain.EffectivenessAssessment,
+    shortNames: ["ea"],
+    phasePath: ".status.phase"
+  }),
+  crd(apiGroup, {
+    kind: Domain.NotificationRequestKind,
+    plural: Domain.NotificationRequestPlural,
+    schema: Domain.NotificationRequest,
+    shortNames: ["nr"],
+    phasePath: ".status.phase"
+  }),
   // The catalog as resources a platform user applies (the catalog controller registers them in storage).
-  crd(apiGroup, { kind: Domain.RemediationWorkflowKind, plural: Domain.RemediationWorkflowPlural, schema: Domain.RemediationWorkflowResource, shortNames: ["rw"], phasePath: ".status.catalogStatus" }),
-  crd(apiGroup, { kind: Domain.ActionTypeKind, plural: Domain.ActionTypePlural, schema: Domain.ActionTypeResource, shortNames: ["at"], phasePath: ".status.catalogStatus" })
+  crd(apiGroup, {
+    kind: Domain.RemediationWorkflowKind,
+    plural: Domain.RemediationWorkflowPlural,
+    schema: Domain.RemediationWorkflowResource,
+    shortNames: ["rw"],
+    phasePath: ".status.catalogStatus"
+  }),
+  crd(apiGroup, {
+    kind: Domain.ActionTypeKind,
+    plural: Domain.ActionTypePlural,
+    schema: Domain.ActionTypeResource,
+    shortNames: ["at"],
+    phasePath: ".status.catalogStatus"
+  })
 ]
 
 /** File name of a CRD under `deploy/crds/` (controller-gen's `<group>_<plural>.yaml`). */

@@ -11,6 +11,7 @@ export { type InProcessOptions, layerInProcess, OperatorLive } from "./Operator.
 export { OperatorConfig, type OperatorSettings } from "./OperatorConfig.ts"
 export { controllerName, PlatformControllerLive } from "./Platform/Controller.ts"
 export * from "./Platform/Names.ts"
+export { renderClusterRbac } from "./Platform/Rbac.ts"
 export { PlatformReconciler, type ReconcileError } from "./Platform/Reconcile.ts"
 export {
   defaultMonitoring,
@@ -21,7 +22,6 @@ export {
   renderServiceConfigs,
   type ServiceConfigs
 } from "./Platform/RenderConfig.ts"
-export { renderClusterRbac } from "./Platform/Rbac.ts"
 export { deploymentReadiness, servicesPhase } from "./Platform/Status.ts"
 export { configHash, renderWorkloads, toYaml } from "./Platform/Workloads.ts"
 export * as WorkQueue from "./WorkQueue.ts"

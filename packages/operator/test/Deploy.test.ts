@@ -30,7 +30,7 @@ describe("generated CRDs", () => {
     const schema = crd.spec.versions[0].schema.openAPIV3Schema
     const json = JSON.stringify(schema)
     expect(json).not.toContain("$ref")
-    expect(json).not.toContain('"additionalProperties":false')
+    expect(json).not.toContain("\"additionalProperties\":false")
     expect(schema.properties.spec.required).toEqual(["postgresql", "valkey", "agent", "aiAnalysis", "signalProcessing"])
     expect(schema.properties.spec.properties.ansible["x-kubernetes-validations"][0].rule).toContain("has(self.apiURL)")
     expect(schema.properties.spec.properties.postgresql.properties.sslMode.enum).toEqual(["require", "verify-ca", "verify-full"])
@@ -43,12 +43,27 @@ describe("generated CRDs", () => {
       kube.seedYaml(Fs.readFileSync(Path.join(crdDir, "kubemend.io_kubemends.yaml"), "utf8"))
       kube.seed([{ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }])
       const k8s = yield* K8sLive.make({ namespace, apiGroup, kubeconfig: kube.kubeConfig() })
-      const bad = yield* Effect.flip(k8s.createCr("kubemends", platform(spec((s) => { s.postgresql.sslMode = "disable" }))))
+      const bad = yield* Effect.flip(k8s.createCr(
+        "kubemends",
+        platform(spec((s) => {
+          s.postgresql.sslMode = "disable"
+        }))
+      ))
       expect(bad).toMatchObject({ _tag: "K8sUnavailable", status: 422 })
       expect(bad.message).toContain("spec.postgresql.sslMode")
-      const missing = yield* Effect.flip(k8s.createCr("kubemends", platform(spec((s) => { delete s.aiAnalysis.policy.configMapName }))))
+      const missing = yield* Effect.flip(k8s.createCr(
+        "kubemends",
+        platform(spec((s) => {
+          delete s.aiAnalysis.policy.configMapName
+        }))
+      ))
       expect(missing.message).toContain("spec.aiAnalysis.policy.configMapName")
-      const drain = yield* Effect.flip(k8s.createCr("kubemends", platform(spec((s) => { s.apiFrontend.shutdown = { drainSeconds: 301 } }))))
+      const drain = yield* Effect.flip(k8s.createCr(
+        "kubemends",
+        platform(spec((s) => {
+          s.apiFrontend.shutdown = { drainSeconds: 301 }
+        }))
+      ))
       expect(drain.message).toContain("spec.apiFrontend.shutdown.drainSeconds")
 
       // A valid CR is admitted with the schema's defaults filled in.
@@ -101,8 +116,16 @@ describe("deploy/ manifests", () => {
   it("the Grafana dashboard queries the operator's metric names", () => {
     const dashboard = JSON.parse(Fs.readFileSync(Path.join(deployDir, "grafana/kubemend-operator.json"), "utf8"))
     const exprs = dashboard.panels.flatMap((p: any) => p.targets.map((t: any) => t.expr)).join("\n")
-    for (const metric of ["controller_runtime_reconcile_total", "controller_runtime_reconcile_time_seconds_bucket",
-      "workqueue_depth", "workqueue_retries_total", "workqueue_adds_total", "workqueue_queue_duration_seconds_bucket"]) {
+    for (
+      const metric of [
+        "controller_runtime_reconcile_total",
+        "controller_runtime_reconcile_time_seconds_bucket",
+        "workqueue_depth",
+        "workqueue_retries_total",
+        "workqueue_adds_total",
+        "workqueue_queue_duration_seconds_bucket"
+      ]
+    ) {
       expect(exprs).toContain(metric)
     }
   })

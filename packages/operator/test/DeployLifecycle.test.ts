@@ -39,8 +39,10 @@ const calls = (rows: typeof LifecycleRbac) => rows.flatMap((row) => row.verbs.ma
 const sharedWithPlatform = new Set(["kubemends", "deployments", "jobs", "secrets", "configmaps", "horizontalpodautoscalers", "poddisruptionbudgets"])
 const callKey = (c: { readonly group: string; readonly resource: string; readonly verb: string }) => `${c.verb} ${c.group}/${c.resource}`
 const grants = (rules: ReadonlyArray<PolicyRule>, group: string, resource: string, verb: string) =>
-  rules.some((r) => r.resourceNames === undefined && (r.apiGroups ?? []).includes(group) &&
-    (r.resources ?? []).includes(resource) && (r.verbs ?? []).includes(verb))
+  rules.some((r) =>
+    r.resourceNames === undefined && (r.apiGroups ?? []).includes(group) &&
+    (r.resources ?? []).includes(resource) && (r.verbs ?? []).includes(verb)
+  )
 
 describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", () => {
   it("every kind the lifecycle touches has a CRD in deploy/crds (with a status subresource where it writes status) or is built in", () => {
@@ -71,9 +73,12 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
     // Rows of one resource (routing reads pods, the execution controller lists them) grant together.
     const allowed = (group: string, resource: string) =>
       new Set<string>(owned.filter((o) => o.group === group && o.resource === resource).flatMap((o) => o.verbs))
-    const extra = [...new Set(rules.flatMap((r) =>
-      owned.filter((row) => (r.apiGroups ?? []).includes(row.group) && (r.resources ?? []).includes(row.resource))
-        .flatMap((row) => (r.verbs ?? []).filter((v) => !allowed(row.group, row.resource).has(v)).map((v) => `${v} ${row.group}/${row.resource}`))))]
+    const extra = [
+      ...new Set(rules.flatMap((r) =>
+        owned.filter((row) => (r.apiGroups ?? []).includes(row.group) && (r.resources ?? []).includes(row.resource))
+          .flatMap((row) => (r.verbs ?? []).filter((v) => !allowed(row.group, row.resource).has(v)).map((v) => `${v} ${row.group}/${row.resource}`))
+      ))
+    ]
     expect(extra).toEqual([])
     expect(rules.some((r) => (r.resources ?? []).includes("*") || (r.verbs ?? []).includes("*"))).toBe(false)
     // The signal stream is a local-platform demo: the operator never creates RRs in a cluster.
@@ -122,7 +127,15 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
         req["remediation_id"] === "rr-approve"
           ? { result: { confidence: 0.5 } }
           : req["remediation_id"] === "rr-escalate"
-          ? { result: workflowResult({ selected_workflow: null, actionable: false, investigation_outcome: "escalated", needs_human_review: true, human_review_reason: "operator_escalation" }) }
+          ? {
+            result: workflowResult({
+              selected_workflow: null,
+              actionable: false,
+              investigation_outcome: "escalated",
+              needs_human_review: true,
+              human_review_reason: "operator_escalation"
+            })
+          }
           : { result: { confidence: 0.95 } }
 
       // operator.yaml's config, pointed at this cluster and agent, with short waits; audit events to the log.
@@ -130,7 +143,15 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       const config = {
         ...file,
         kubeconfig,
-        lifecycle: { ...file.lifecycle, agentUrl: agent.url, agentToken: fakeAgentToken, policy: { url: opa.url }, pollInterval: "20ms", backoffBase: "50ms", backoffMax: "1s" },
+        lifecycle: {
+          ...file.lifecycle,
+          agentUrl: agent.url,
+          agentToken: fakeAgentToken,
+          policy: { url: opa.url },
+          pollInterval: "20ms",
+          backoffBase: "50ms",
+          backoffMax: "1s"
+        },
         remediationOrchestrator: { effectivenessAssessment: { stabilizationWindow: "50ms" }, retention: { period: "2s" } }
       }
       yield* Logger.withMinimumLogLevel(
@@ -147,8 +168,13 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       const rrBody = (name: string, target: string, ns: string, n: number) => ({
         metadata: { name },
         spec: {
-          signalName: "KubePodCrashLooping", signalFingerprint: String(n).repeat(64), severity: "critical", signalType: "alert",
-          signalSource: "prometheus", targetType: "kubernetes", targetResource: { apiVersion: "apps/v1", kind: "Deployment", name: target, namespace: ns }
+          signalName: "KubePodCrashLooping",
+          signalFingerprint: String(n).repeat(64),
+          severity: "critical",
+          signalType: "alert",
+          signalSource: "prometheus",
+          targetType: "kubernetes",
+          targetResource: { apiVersion: "apps/v1", kind: "Deployment", name: target, namespace: ns }
         }
       })
       const status = (plural: "remediationrequests" | "workflowexecutions", name: string) =>
@@ -159,15 +185,21 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
           Effect.retry(Schedule.spaced("25 millis")),
           Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error(`timed out waiting for ${what}`) })
         )
-      const phase = (name: string, wanted: string) =>
-        until(`${name} ${wanted}`, status("remediationrequests", name), (s) => s["overallPhase"] === wanted)
-      const exists = (plural: "remediationrequests" | "workflowexecutions", name: string) => Effect.map(Effect.either(admin.getCr(plural, name)), Either.isRight)
+      const phase = (name: string, wanted: string) => until(`${name} ${wanted}`, status("remediationrequests", name), (s) => s["overallPhase"] === wanted)
+      const exists = (plural: "remediationrequests" | "workflowexecutions", name: string) =>
+        Effect.map(Effect.either(admin.getCr(plural, name)), Either.isRight)
       const completeWorkflow = (rr: string) =>
         until(`we-${rr}`, exists("workflowexecutions", `we-${rr}`), (ok) => ok).pipe(
           Effect.zipRight(admin.patchCrStatus("workflowexecutions", `we-${rr}`, { phase: "Completed", completionTime: new Date().toISOString() }))
         )
 
-      for (const [i, [name, target, ns]] of [["rr-auto", "checkout", "shop"], ["rr-approve", "batch", "legacy"], ["rr-escalate", "cart", "shop"], ["rr-cancel", "web", "shop"]].entries()) {
+      for (
+        const [i, [name, target, ns]] of [["rr-auto", "checkout", "shop"], ["rr-approve", "batch", "legacy"], ["rr-escalate", "cart", "shop"], [
+          "rr-cancel",
+          "web",
+          "shop"
+        ]].entries()
+      ) {
         yield* admin.createCr("remediationrequests", rrBody(name!, target!, ns!, i + 1))
       }
       // Side by side, each checked as soon as it ends (terminal RRs are collected 2 s later).
@@ -201,20 +233,35 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       expect(resources.filter((r) => r.group === apiGroup && r.namespace !== namespace).map(describeRequest)).toEqual([])
 
       // The table is the code's: every call made is in it, and the run made every call in it but the other target kinds.
-      const made = new Set(resources.map((r) => callKey({ group: r.group ?? "", resource: r.subresource ? `${r.resource}/${r.subresource}` : r.resource!, verb: r.verb })))
+      const made = new Set(
+        resources.map((r) => callKey({ group: r.group ?? "", resource: r.subresource ? `${r.resource}/${r.subresource}` : r.resource!, verb: r.verb }))
+      )
       const table = new Set(calls(required).map(callKey))
       expect([...made].filter((c) => !table.has(c))).toEqual([])
       // The catalog's calls need storage, which this run leaves out: test/catalog.test.ts makes them as this account.
-      const targets = new Set(["pods", "nodes", "deployments", "statefulsets", "daemonsets", "replicasets", "jobs", "cronjobs",
-        "remediationworkflows", "remediationworkflows/status", "actiontypes", "actiontypes/status",
+      const targets = new Set([
+        "pods",
+        "nodes",
+        "deployments",
+        "statefulsets",
+        "daemonsets",
+        "replicasets",
+        "jobs",
+        "cronjobs",
+        "remediationworkflows",
+        "remediationworkflows/status",
+        "actiontypes",
+        "actiontypes/status",
         // Receiver credentials: this run configures no receivers (test/notification.test.ts reads them).
         "secrets",
         // Policy ConfigMaps: this run has no platform CR naming them (test/policySync.test.ts reads them).
         "configmaps",
         // Workflow execution needs the catalog too: test/executionJob.test.ts runs Jobs and reads failed runs' logs.
-        "pods/log", "pipelineruns",
+        "pods/log",
+        "pipelineruns",
         // The lease is released (deleted) when the process stops, after this check: test/Leadership.test.ts shows it.
-        "leases"])
+        "leases"
+      ])
       expect(calls(required).filter((c) => !targets.has(c.resource)).map(callKey).filter((c) => !made.has(c))).toEqual([])
       expect(made.has("get apps/deployments")).toBe(true)
       expect(made.has("list /pods")).toBe(true)
@@ -234,11 +281,15 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
 /** What every real cluster grants authenticated users (`system:discovery`), which the REST mapper relies on. */
 const discoveryForAuthenticated = [
   {
-    apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "system:discovery" },
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: "system:discovery" },
     rules: [{ nonResourceURLs: ["/api", "/api/*", "/apis", "/apis/*", "/version", "/version/"], verbs: ["get"] }]
   },
   {
-    apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "system:discovery" },
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: "system:discovery" },
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:discovery" },
     subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" }]
   }
@@ -250,8 +301,7 @@ const describeRequest = (r: RecordedRequest) =>
     : `${r.verb} ${r.group === "" ? "" : `${r.group}/`}${r.resource}${r.subresource ? `/${r.subresource}` : ""}` +
       `${r.namespace ? ` in ${r.namespace}` : ""}${r.name ? ` named ${r.name}` : ""}`
 
-const unique = (requests: ReadonlyArray<RecordedRequest>) =>
-  [...new Map(requests.map((r) => [describeRequest(r), r])).values()]
+const unique = (requests: ReadonlyArray<RecordedRequest>) => [...new Map(requests.map((r) => [describeRequest(r), r])).values()]
 
 /** A SubjectAccessReview for the request as the API server would authorize it (groups as a TokenReview gives them). */
 const review = (url: string, user: string, r: RecordedRequest) =>
@@ -260,7 +310,9 @@ const review = (url: string, user: string, r: RecordedRequest) =>
       ? { nonResourceAttributes: { verb: r.verb, path: r.path } }
       : {
         resourceAttributes: {
-          verb: r.verb, group: r.group ?? "", resource: r.resource,
+          verb: r.verb,
+          group: r.group ?? "",
+          resource: r.resource,
           ...(r.subresource === undefined ? {} : { subresource: r.subresource }),
           ...(r.namespace === undefined ? {} : { namespace: r.namespace }),
           ...(r.name === undefined ? {} : { name: r.name })

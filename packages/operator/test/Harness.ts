@@ -16,10 +16,16 @@ export const crName = "kubemend"
 export const platformApiVersion = `${apiGroup}/v1alpha1`
 
 const secret = (name: string, data: Record<string, string>) => ({
-  apiVersion: "v1", kind: "Secret", metadata: { name, namespace }, stringData: data
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name, namespace },
+  stringData: data
 })
 const configMap = (name: string, data: Record<string, string>) => ({
-  apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace },
+  data
 })
 
 /** What a valid CR refers to. */
@@ -54,7 +60,10 @@ export const spec = (edit: (s: Spec) => void = () => {}): Spec => {
 }
 
 export const platform = (s: Spec = spec()): KubeObject => ({
-  apiVersion: platformApiVersion, kind: "Kubemend", metadata: { name: crName, namespace }, spec: s
+  apiVersion: platformApiVersion,
+  kind: "Kubemend",
+  metadata: { name: crName, namespace },
+  spec: s
 })
 
 /** Dev API server (scoped) seeded with the references, and a reconciler layer talking to it. */
@@ -74,8 +83,7 @@ export const world = (settings: Partial<OperatorSettings> = {}) =>
     const status = () => (cr()?.status ?? {}) as Record<string, any>
     const condition = (type: string) => (status().conditions ?? []).find((c: { type: string }) => c.type === type)
     const deployment = (svc: string) => kube.get("apps/v1", "Deployment", `kubemend-${svc}`, namespace)
-    const clusterRoles = () =>
-      kube.list("rbac.authorization.k8s.io/v1", "ClusterRole").filter((r) => r.metadata.labels?.[`${apiGroup}/owner-name`] === crName)
+    const clusterRoles = () => kube.list("rbac.authorization.k8s.io/v1", "ClusterRole").filter((r) => r.metadata.labels?.[`${apiGroup}/owner-name`] === crName)
     const clusterRoleBindings = () =>
       kube.list("rbac.authorization.k8s.io/v1", "ClusterRoleBinding").filter((r) => r.metadata.labels?.[`${apiGroup}/owner-name`] === crName)
 
@@ -112,6 +120,18 @@ export const world = (settings: Partial<OperatorSettings> = {}) =>
         return yield* reconcile
       })
     return {
-      kube, reconcile, reconcileNamed, cr, status, condition, deployment, clusterRoles, clusterRoleBindings, completeJobs, reportReady, settle, updateSpec
+      kube,
+      reconcile,
+      reconcileNamed,
+      cr,
+      status,
+      condition,
+      deployment,
+      clusterRoles,
+      clusterRoleBindings,
+      completeJobs,
+      reportReady,
+      settle,
+      updateSpec
     }
   })

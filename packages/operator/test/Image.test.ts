@@ -34,7 +34,9 @@ const stages = (text: string): ReadonlyArray<Stage> => {
 
 /** Lock entries `npm ci --omit=dev --omit=optional` installs, by package name (workspace links included). */
 const productionInstall = () => {
-  const lock = JSON.parse(read("package-lock.json")) as { packages: Record<string, { dev?: boolean; optional?: boolean; devOptional?: boolean; link?: boolean }> }
+  const lock = JSON.parse(read("package-lock.json")) as {
+    packages: Record<string, { dev?: boolean; optional?: boolean; devOptional?: boolean; link?: boolean }>
+  }
   return new Set(
     Object.entries(lock.packages)
       .filter(([path, entry]) => path.includes("node_modules/") && !entry.dev && !entry.optional && !entry.devOptional)

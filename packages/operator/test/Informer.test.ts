@@ -23,13 +23,15 @@ const informer = Effect.gen(function* () {
   const cluster = yield* ClusterLive.make({ kubeconfig: kube.kubeConfig(), apiGroup })
   const keys = yield* Queue.unbounded<string>()
   const synced = yield* Deferred.make<void>()
-  yield* Effect.forkScoped(runInformer({
-    source: collectionSource(cluster, { apiVersion: platformApiVersion, kind: "Kubemend" }, Duration.minutes(5)),
-    onKey: (k) => Queue.offer(keys, k),
-    relevant: specOrDeletionChanged,
-    backoffMax: Duration.millis(200),
-    synced
-  }).pipe(Logger.withMinimumLogLevel(LogLevel.Error)))
+  yield* Effect.forkScoped(
+    runInformer({
+      source: collectionSource(cluster, { apiVersion: platformApiVersion, kind: "Kubemend" }, Duration.minutes(5)),
+      onKey: (k) => Queue.offer(keys, k),
+      relevant: specOrDeletionChanged,
+      backoffMax: Duration.millis(200),
+      synced
+    }).pipe(Logger.withMinimumLogLevel(LogLevel.Error))
+  )
   const drain = Queue.takeAll(keys).pipe(Effect.map((c) => [...c]))
   const next = Effect.timeoutFail(Queue.take(keys), { duration: "5 seconds", onTimeout: () => "no key" as const })
   return { kube, synced, keys, drain, next }
@@ -46,7 +48,12 @@ describe("platform CR informer", () => {
       expect(yield* next).toBe("team-b/two")
       const two = kube.get(platformApiVersion, "Kubemend", "two", "team-b")!
       kube.put({ ...two, status: { phase: "Running" } })
-      kube.put({ ...cr("two", "team-b"), spec: spec((s) => { s.valkey.port = 6380 }) })
+      kube.put({
+        ...cr("two", "team-b"),
+        spec: spec((s) => {
+          s.valkey.port = 6380
+        })
+      })
       expect(yield* next).toBe("team-b/two")
       expect(yield* drain).toEqual([])
     })))
@@ -88,12 +95,14 @@ describe("platform controller in process", () => {
     Effect.scoped(Effect.gen(function* () {
       const kube = yield* DevKube.scoped({ apiGroup })
       kube.seed(references)
-      yield* Layer.build(layerInProcess({
-        kubeconfig: kube.kubeConfig(),
-        apiGroup,
-        progressRequeue: Duration.millis(100),
-        backoffBase: Duration.millis(50)
-      }).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Error))))
+      yield* Layer.build(
+        layerInProcess({
+          kubeconfig: kube.kubeConfig(),
+          apiGroup,
+          progressRequeue: Duration.millis(100),
+          backoffBase: Duration.millis(50)
+        }).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Error)))
+      )
       kube.put(platform())
       const phase = () => (kube.get(platformApiVersion, "Kubemend", "kubemend", namespace)?.status as any)?.phase as string | undefined
       yield* eventually(() => phase() === "Migrating")

@@ -9,7 +9,10 @@ import { platformCr } from "../src/local/Platform.ts"
 import { renderNetworkPolicies } from "../src/Platform/NetworkPolicies.ts"
 import { opaImage, renderOpa } from "../src/Platform/Opa.ts"
 
-const cr = { ...platformCr("https://issuer.example", { provider: "openai", model: "m", endpoint: "http://llm.example", apiKey: "k" }, "http://alerts.example"), metadata: { name: "kubemend", namespace: "kubemend-system", uid: "cr-uid" } }
+const cr = {
+  ...platformCr("https://issuer.example", { provider: "openai", model: "m", endpoint: "http://llm.example", apiKey: "k" }, "http://alerts.example"),
+  metadata: { name: "kubemend", namespace: "kubemend-system", uid: "cr-uid" }
+}
 const specOf = (over: Record<string, unknown> = {}) => Either.getOrThrow(decodePlatformSpec({ ...cr.spec, ...over }))
 
 describe("the policy engine workload", () => {
@@ -32,12 +35,19 @@ describe("the policy engine workload", () => {
   })
 
   it("with network policies on, only the operator reaches OPA's API", () => {
-    const policies = renderNetworkPolicies(specOf({ networkPolicies: { enabled: true, apiServerCIDR: "10.0.0.1/32" } }), { cr, apiGroup: "kubemend.io", discoveredApiServer: [] })
+    const policies = renderNetworkPolicies(specOf({ networkPolicies: { enabled: true, apiServerCIDR: "10.0.0.1/32" } }), {
+      cr,
+      apiGroup: "kubemend.io",
+      discoveredApiServer: []
+    })
     const opa = policies.find((p) => p.metadata.name === "kubemend-opa-ingress") as any
     expect(opa.spec).toEqual({
       podSelector: { matchLabels: { "app.kubernetes.io/name": "opa", "app.kubernetes.io/instance": "kubemend" } },
       policyTypes: ["Ingress"],
-      ingress: [{ from: [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "kubemend-operator" } } }], ports: [{ protocol: "TCP", port: 8181 }] }]
+      ingress: [{
+        from: [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "kubemend-operator" } } }],
+        ports: [{ protocol: "TCP", port: 8181 }]
+      }]
     })
   })
 })

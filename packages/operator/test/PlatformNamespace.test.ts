@@ -33,9 +33,13 @@ describe("platform namespace", () => {
       expect(events.map((e) => (e as any).reason)).toEqual(["NamespaceTaken"])
       const ownedBySecond = (kind: string, ns?: string) =>
         w.kube.list(kind === "Deployment" ? "apps/v1" : kind.endsWith("Binding") || kind === "ClusterRole" ? rbacApi : "v1", kind, ns)
-          .filter((o) => o.metadata.labels?.[`${apiGroup}/owner-name`] === "second" ||
-            ((o.metadata.ownerReferences ?? []) as ReadonlyArray<{ name?: string }>).some((r) => r.name === "second"))
-      for (const [kind, ns] of [["Deployment", namespace], ["ConfigMap", namespace], ["RoleBinding", namespace], ["ClusterRole"], ["ClusterRoleBinding"]] as const) {
+          .filter((o) =>
+            o.metadata.labels?.[`${apiGroup}/owner-name`] === "second" ||
+            ((o.metadata.ownerReferences ?? []) as ReadonlyArray<{ name?: string }>).some((r) => r.name === "second")
+          )
+      for (
+        const [kind, ns] of [["Deployment", namespace], ["ConfigMap", namespace], ["RoleBinding", namespace], ["ClusterRole"], ["ClusterRoleBinding"]] as const
+      ) {
         expect(ownedBySecond(kind, ns), kind).toEqual([])
       }
       expect(w.kube.list("apps/v1", "Deployment", namespace)).toHaveLength(objectsBefore)
@@ -62,15 +66,29 @@ describe("platform namespace", () => {
 
       // A second platform in team-b, RBAC as the operator renders it.
       const other = renderClusterRbac(Either.getOrThrow(decodePlatformSpec(spec())), {
-        namespace: "team-b", name: crName, apiGroup, toolPrefix: "svc", operator: { namespace: "kubemend-operator", name: "kubemend-operator" }
+        namespace: "team-b",
+        name: crName,
+        apiGroup,
+        toolPrefix: "svc",
+        operator: { namespace: "kubemend-operator", name: "kubemend-operator" }
       })
-      w.kube.seed([{ apiVersion: "v1", kind: "Namespace", metadata: { name: "team-b" } }, ...other.clusterRoles, ...other.clusterRoleBindings, ...other.roleBindings])
+      w.kube.seed([
+        { apiVersion: "v1", kind: "Namespace", metadata: { name: "team-b" } },
+        ...other.clusterRoles,
+        ...other.clusterRoleBindings,
+        ...other.roleBindings
+      ])
 
       const k8s = yield* Effect.provide(K8s, K8sLive.layer({ namespace, apiGroup, kubeconfig: w.kube.kubeConfig() }))
       const may = (ns: string, sa: string, service: string, where: string) =>
         k8s.subjectAccessReview({
-          user: `system:serviceaccount:${ns}:${sa}`, groups: ["system:serviceaccounts", `system:serviceaccounts:${ns}`],
-          verb: "create", group: "", resource: "services", namespace: where, name: service
+          user: `system:serviceaccount:${ns}:${sa}`,
+          groups: ["system:serviceaccounts", `system:serviceaccounts:${ns}`],
+          verb: "create",
+          group: "",
+          resource: "services",
+          namespace: where,
+          name: service
         })
       expect(yield* may(namespace, "kubemend-gateway", "kubemend-storage", namespace)).toBe(true)
       expect(yield* may(namespace, "kubemend-gateway", "kubemend-agent", namespace)).toBe(true)

@@ -16,12 +16,17 @@ describe("platform RBAC", () => {
   it.live("ClusterRoles: 14 baseline, +2 with monitoring, +6 tool roles, +1 automation with ansible", () =>
     Effect.scoped(Effect.gen(function* () {
       const w = yield* world()
-      yield* w.settle(spec((s) => { s.monitoring = { enabled: false } }))
+      yield* w.settle(spec((s) => {
+        s.monitoring = { enabled: false }
+      }))
       expect(countBySet(w.clusterRoles())).toEqual({ baseline: 14, tool: 6, console: 1 })
-      expect(w.clusterRoles().filter((r) => r.metadata.labels?.[setLabel] === "baseline")
-        .every((r) => r.metadata.name.startsWith(`${namespace}-`))).toBe(true)
+      expect(
+        w.clusterRoles().filter((r) => r.metadata.labels?.[setLabel] === "baseline")
+          .every((r) => r.metadata.name.startsWith(`${namespace}-`))
+      ).toBe(true)
       expect(w.clusterRoles().filter((r) => r.metadata.labels?.[setLabel] === "tool").map((r) => r.metadata.name).sort()).toEqual(
-        ["tool-ai-orchestrator", "tool-cicd", "tool-l3-audit", "tool-observability", "tool-remediation-approver", "tool-sre"].map((r) => `${namespace}-${r}`))
+        ["tool-ai-orchestrator", "tool-cicd", "tool-l3-audit", "tool-observability", "tool-remediation-approver", "tool-sre"].map((r) => `${namespace}-${r}`)
+      )
 
       w.updateSpec(spec((s) => {
         // Nothing listens there: the automation role is rendered, but AnsibleReady reports the failed check.
@@ -33,7 +38,9 @@ describe("platform RBAC", () => {
       expect(w.kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", `${namespace}-gateway-signal-source`)).toBeDefined()
       expect(w.condition("AnsibleReady")).toMatchObject({ status: "False", reason: "Unreachable" })
 
-      w.updateSpec(spec((s) => { s.monitoring = { enabled: false } }))
+      w.updateSpec(spec((s) => {
+        s.monitoring = { enabled: false }
+      }))
       yield* w.reconcile
       expect(countBySet(w.clusterRoles())).toEqual({ baseline: 14, tool: 6, console: 1 })
       expect(w.condition("AnsibleReady")).toMatchObject({ status: "False" })
@@ -44,7 +51,8 @@ describe("platform RBAC", () => {
       const w = yield* world()
       yield* w.settle()
       const investigator = w.kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", `${namespace}-agent-investigator`) as any
-      expect(investigator.rules.some((r: any) => r.apiGroups.includes("coordination.k8s.io") && r.resources.includes("leases") && r.verbs.includes("list"))).toBe(true)
+      expect(investigator.rules.some((r: any) => r.apiGroups.includes("coordination.k8s.io") && r.resources.includes("leases") && r.verbs.includes("list")))
+        .toBe(true)
       const binding = w.kube.get("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", `${namespace}-agent-investigator-agent`) as any
       expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: "kubemend-agent", namespace }])
       const sre = w.kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", `${namespace}-tool-sre`) as any
@@ -56,7 +64,9 @@ describe("platform RBAC", () => {
     Effect.scoped(Effect.gen(function* () {
       const w = yield* world()
       w.kube.seed([{
-        apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "custom-tools" },
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "custom-tools" },
         rules: [{ apiGroups: [apiGroup], resources: ["tools"], verbs: ["use"] }]
       }, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "view" }, rules: [] }])
       const binding = (name: string) => w.kube.get("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", name) as any
@@ -91,7 +101,9 @@ describe("platform RBAC", () => {
       expect(binding(`${namespace}-agent-additional-view`)).toBeUndefined()
       expect(w.status().boundAdditionalClusterRoles).toEqual([])
 
-      w.updateSpec(spec((s) => { s.apiFrontend.rbac.consoleAccessGroups = [] }))
+      w.updateSpec(spec((s) => {
+        s.apiFrontend.rbac.consoleAccessGroups = []
+      }))
       yield* w.reconcile
       expect(binding(`${namespace}-console-access`).subjects).toEqual([])
     })))
@@ -99,7 +111,9 @@ describe("platform RBAC", () => {
   it.live("deleting the CR removes its cluster-scoped RBAC through the finalizer", () =>
     Effect.scoped(Effect.gen(function* () {
       const w = yield* world()
-      yield* w.settle(spec((s) => { s.ansible = { enabled: true, apiURL: "https://aap.example.com" } }))
+      yield* w.settle(spec((s) => {
+        s.ansible = { enabled: true, apiURL: "https://aap.example.com" }
+      }))
       expect(w.clusterRoles().length).toBe(24)
       expect(w.clusterRoleBindings().length).toBeGreaterThan(5)
       expect(w.kube.delete(platformApiVersion, "Kubemend", crName, namespace)).toBe(false)

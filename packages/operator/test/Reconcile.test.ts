@@ -115,12 +115,16 @@ describe("platform reconcile", () => {
       const w = yield* world()
       yield* w.settle()
       const firstHash = w.status().lastMigrationHash
-      w.updateSpec(spec((s) => { s.apiFrontend.rateLimit = { ipRequestsPerSec: 9 } }))
+      w.updateSpec(spec((s) => {
+        s.apiFrontend.rateLimit = { ipRequestsPerSec: 9 }
+      }))
       yield* w.reconcile
       expect(w.kube.list("batch/v1", "Job", namespace)).toHaveLength(1)
       expect(w.status().lastMigrationHash).toBe(firstHash)
 
-      w.updateSpec(spec((s) => { s.postgresql.host = "pg2.db.svc" }))
+      w.updateSpec(spec((s) => {
+        s.postgresql.host = "pg2.db.svc"
+      }))
       yield* w.reconcile
       expect(w.status().phase).toBe("Migrating")
       expect(w.kube.list("batch/v1", "Job", namespace)).toHaveLength(2)
@@ -152,8 +156,12 @@ describe("platform reconcile", () => {
       const consoleConfig = YAML.parse(consoleCm.data["console.yaml"])
       expect(consoleConfig.issuerURL).toBe("https://issuer.example.com")
       expect(consoleConfig).toMatchObject({
-        port: 4180, a2aTimeout: "3600s", mcpTimeout: "30s", redirectURL: "https://console.example.com/oauth2/callback",
-        clientIdFile: "/etc/kubemend/secrets/console/client-id", cookieSecretFile: "/etc/kubemend/secrets/console/cookie-secret"
+        port: 4180,
+        a2aTimeout: "3600s",
+        mcpTimeout: "30s",
+        redirectURL: "https://console.example.com/oauth2/callback",
+        clientIdFile: "/etc/kubemend/secrets/console/client-id",
+        cookieSecretFile: "/etc/kubemend/secrets/console/cookie-secret"
       })
       // One image for every service: the console is its package in the release image.
       const consolePod = (w.deployment("console") as any).spec.template.spec
@@ -184,7 +192,9 @@ describe("platform reconcile", () => {
     Effect.scoped(Effect.gen(function* () {
       const w = yield* world()
       w.kube.seed([{
-        apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "kubemend-gateway", namespace },
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "kubemend-gateway", namespace },
         spec: { selector: { matchLabels: { app: "x" } }, template: { metadata: { labels: { app: "x" } }, spec: { containers: [] } } }
       }])
       w.kube.put(platform())

@@ -81,17 +81,20 @@ describe("renderServiceConfigs: the gateway's file", () => {
         s.agent.interactive = { enabled: true }
       })
       const file = renderServiceConfigs(spec, ctx).gateway
-      const { asked, value } = yield* load(file, Effect.all({
-        gateway: gatewayConfig,
-        server: serverSettings,
-        level: logLevel,
-        auth: Config.nested(authConfig, "auth"),
-        sarCacheTTL: Config.nested(duration("sarCacheTTL"), "rbac"),
-        k8s: Config.nested(k8sKeys, "kubernetes"),
-        a2a: a2aConfig,
-        llm: Config.nested(llmConfig, "llm"),
-        storage: storageClientKeys
-      }))
+      const { asked, value } = yield* load(
+        file,
+        Effect.all({
+          gateway: gatewayConfig,
+          server: serverSettings,
+          level: logLevel,
+          auth: Config.nested(authConfig, "auth"),
+          sarCacheTTL: Config.nested(duration("sarCacheTTL"), "rbac"),
+          k8s: Config.nested(k8sKeys, "kubernetes"),
+          a2a: a2aConfig,
+          llm: Config.nested(llmConfig, "llm"),
+          storage: storageClientKeys
+        })
+      )
       expect(value.storage.tokenFile).toEqual(Option.some("/var/run/secrets/kubernetes.io/serviceaccount/token"))
       expect(Duration.toSeconds(value.sarCacheTTL)).toBe(45)
       expect(value.k8s).toEqual({ namespace: "kubemend-system", apiGroup: "kubemend.io" })
@@ -104,7 +107,13 @@ describe("renderServiceConfigs: the gateway's file", () => {
       // The derived querier wants the service account's token and serves a service-CA certificate.
       expect(value.gateway.metricsBackendTokenFile).toEqual(Option.some("/var/run/secrets/kubernetes.io/serviceaccount/token"))
       expect(value.gateway.metricsBackendCaFile).toEqual(Option.some("/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"))
-      expect(value.gateway.rateLimit).toEqual({ ipRequestsPerSec: 50, userRequestsPerSec: 7, toolCallsPerMinute: 60, maxConcurrentSessions: 100, maxSessionsPerUser: 10 })
+      expect(value.gateway.rateLimit).toEqual({
+        ipRequestsPerSec: 50,
+        userRequestsPerSec: 7,
+        toolCallsPerMinute: 60,
+        maxConcurrentSessions: 100,
+        maxSessionsPerUser: 10
+      })
       expect(value.gateway.mcpEnabled).toBe(true)
       expect(value.gateway.agentUrl).toEqual(Option.some("https://kubemend-agent.kubemend-system.svc:8443"))
       expect(value.gateway.agentToken).toEqual({ tokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token" })
@@ -133,10 +142,15 @@ describe("renderServiceConfigs: the gateway's file", () => {
         allowInsecureIssuers: true,
         kubeconfig: "apiVersion: v1\nkind: Config\n"
       }).gateway
-      const { value } = yield* load(file, Effect.all({
-        gateway: gatewayConfig, server: serverSettings, auth: Config.nested(authConfig, "auth"),
-        kubeconfig: Config.nested(Config.string("kubeconfig"), "kubernetes")
-      }))
+      const { value } = yield* load(
+        file,
+        Effect.all({
+          gateway: gatewayConfig,
+          server: serverSettings,
+          auth: Config.nested(authConfig, "auth"),
+          kubeconfig: Config.nested(Config.string("kubeconfig"), "kubernetes")
+        })
+      )
       expect(value.kubeconfig).toBe("apiVersion: v1\nkind: Config\n")
       expect(value.gateway.mcpEnabled).toBe(false)
       expect(value.gateway.metricsBackendUrl).toEqual(Option.none())
@@ -161,24 +175,35 @@ describe("renderServiceConfigs: the agent's file", () => {
         s.agent.safety = { anomaly: { maxTotalToolCalls: 25 } }
         s.agent.alignmentCheck = { enabled: true, llm: { provider: "anthropic", model: "haiku", credentialsSecretName: "shadow" } }
         s.agent.llm = {
-          ...s.agent.llm, temperature: "0.2", timeoutSeconds: 90, runtimeConfigMapName: "llm-runtime",
+          ...s.agent.llm,
+          temperature: "0.2",
+          timeoutSeconds: 90,
+          runtimeConfigMapName: "llm-runtime",
           phaseModels: { rca: { provider: "vertexAi", model: "bigger" } }
         }
       })
       const file = renderServiceConfigs(spec, ctx).agent
-      const { asked, value } = yield* load(file, Effect.all({
-        agent: Effect.flatMap(AgentConfig, Effect.succeed).pipe(Effect.provide(AgentConfig.layerConfig)),
-        llm: Config.nested(llmConfig, "llm"),
-        interactive: Effect.flatMap(AuthConfig, Effect.succeed).pipe(Effect.provide(InteractiveAuthConfigLive)),
-        server: serverSettings,
-        level: logLevel,
-        k8s: k8sKeys,
-        // core Storage.layerConfig's keys (its Config is not exported on its own).
-        storage: Config.nested(Config.all({ url: Config.string("url"), tokenFile: Config.string("tokenFile") }), "storage"),
-        alignmentLlm: Config.nested(Config.all({
-          provider: Config.string("provider"), model: Config.string("model"), endpoint: Config.option(Config.string("endpoint"))
-        }), "llm").pipe(Config.nested("alignmentCheck"))
-      }))
+      const { asked, value } = yield* load(
+        file,
+        Effect.all({
+          agent: Effect.flatMap(AgentConfig, Effect.succeed).pipe(Effect.provide(AgentConfig.layerConfig)),
+          llm: Config.nested(llmConfig, "llm"),
+          interactive: Effect.flatMap(AuthConfig, Effect.succeed).pipe(Effect.provide(InteractiveAuthConfigLive)),
+          server: serverSettings,
+          level: logLevel,
+          k8s: k8sKeys,
+          // core Storage.layerConfig's keys (its Config is not exported on its own).
+          storage: Config.nested(Config.all({ url: Config.string("url"), tokenFile: Config.string("tokenFile") }), "storage"),
+          alignmentLlm: Config.nested(
+            Config.all({
+              provider: Config.string("provider"),
+              model: Config.string("model"),
+              endpoint: Config.option(Config.string("endpoint"))
+            }),
+            "llm"
+          ).pipe(Config.nested("alignmentCheck"))
+        })
+      )
       expect(value.k8s).toEqual({ namespace: "kubemend-system", apiGroup: "kubemend.io" })
       expect(value.storage).toEqual({
         url: "https://kubemend-storage.kubemend-system.svc:8080",
@@ -208,12 +233,16 @@ describe("renderServiceConfigs: the agent's file", () => {
 
   it.effect("appends /v1 to an openai endpoint once and leaves temperature out unless set", () =>
     Effect.gen(function* () {
-      const spec = decode((s) => { s.agent.llm = { provider: "openai", model: "gpt", credentialsSecretName: "llm", endpoint: "https://llm.example.com" } })
+      const spec = decode((s) => {
+        s.agent.llm = { provider: "openai", model: "gpt", credentialsSecretName: "llm", endpoint: "https://llm.example.com" }
+      })
       const file = renderServiceConfigs(spec, ctx).agent
       const { value } = yield* load(file, Config.nested(llmConfig, "llm"))
       expect(value.endpoint).toBe("https://llm.example.com/v1")
       expect(value.temperature).toBeUndefined()
-      const again = decode((s) => { s.agent.llm = { provider: "openai", model: "gpt", credentialsSecretName: "llm", endpoint: "https://x/v1" } })
+      const again = decode((s) => {
+        s.agent.llm = { provider: "openai", model: "gpt", credentialsSecretName: "llm", endpoint: "https://x/v1" }
+      })
       expect((renderServiceConfigs(again, ctx).agent["llm"] as any).endpoint).toBe("https://x/v1")
     }))
 })
@@ -226,14 +255,20 @@ describe("renderServiceConfigs: the storage file", () => {
         s.dataStorage = { retention: { defaultDays: 90 }, logging: { level: "DEBUG" } }
       })
       const file = renderServiceConfigs(spec, ctx).storage
-      const { asked, value } = yield* load(file, Effect.all({
-        storage: Effect.flatMap(StorageConfig, Effect.succeed).pipe(Effect.provide(StorageConfig.layerConfig)),
-        server: serverSettings,
-        level: logLevel,
-        k8s: k8sKeys
-      }))
+      const { asked, value } = yield* load(
+        file,
+        Effect.all({
+          storage: Effect.flatMap(StorageConfig, Effect.succeed).pipe(Effect.provide(StorageConfig.layerConfig)),
+          server: serverSettings,
+          level: logLevel,
+          k8s: k8sKeys
+        })
+      )
       expect(value.storage.database).toMatchObject({
-        _tag: "Params", host: "pg.db.svc", port: 5433, sslMode: "verify-ca",
+        _tag: "Params",
+        host: "pg.db.svc",
+        port: 5433,
+        sslMode: "verify-ca",
         usernameFile: Option.some("/etc/kubemend/secrets/postgresql/username"),
         passwordFile: Option.some("/etc/kubemend/secrets/postgresql/password"),
         databaseFile: Option.some("/etc/kubemend/secrets/postgresql/database")
@@ -264,7 +299,12 @@ describe("renderServiceConfigs: the storage file", () => {
   it.effect("renders the valkey block with TLS files; the password is an env var from the Secret, never in the file", () =>
     Effect.gen(function* () {
       const spec = decode((s) => {
-        s.valkey = { host: "valkey.cache.svc", port: 6380, secretName: "valkey-auth", tls: { enabled: true, caSecretName: "valkey-ca", clientCertSecretName: "valkey-client" } }
+        s.valkey = {
+          host: "valkey.cache.svc",
+          port: 6380,
+          secretName: "valkey-auth",
+          tls: { enabled: true, caSecretName: "valkey-ca", clientCertSecretName: "valkey-client" }
+        }
       })
       const file = renderServiceConfigs(spec, ctx).storage
       expect(JSON.stringify(file["valkey"])).not.toContain("password")

@@ -15,7 +15,9 @@ import { spec as specJson } from "./Harness.ts"
 import { serviceCommand } from "../src/Platform/ServiceCommand.ts"
 
 const spec = Either.getOrThrow(decodePlatformSpec(specJson((s) => {
-  s.gateway = { config: { deduplicationCooldown: "10m", k8sRequestTimeout: "7s", trustedProxyCIDRs: ["10.0.0.0/8"], corsAllowedOrigins: ["https://console.example.com"] } }
+  s.gateway = {
+    config: { deduplicationCooldown: "10m", k8sRequestTimeout: "7s", trustedProxyCIDRs: ["10.0.0.0/8"], corsAllowedOrigins: ["https://console.example.com"] }
+  }
 })))
 const ctx = { namespace: "kubemend-system", apiGroup: "kubemend.io" }
 
@@ -35,7 +37,11 @@ describe("the signal service in the platform", () => {
       expect(signals.accessResourceName).toBe("kubemend-signals")
       expect(signals.events.enabled).toBe(true)
       expect(server).toMatchObject({ port: 8080, healthPort: 8081, metricsPort: 9090 })
-      expect(file).toMatchObject({ namespace: "kubemend-system", apiGroup: "kubemend.io", storage: { url: "https://kubemend-storage.kubemend-system.svc:8080" } })
+      expect(file).toMatchObject({
+        namespace: "kubemend-system",
+        apiGroup: "kubemend.io",
+        storage: { url: "https://kubemend-storage.kubemend-system.svc:8080" }
+      })
     }))
 
   it("is deployed as its own workload unless gateway.enabled is false", () => {
@@ -49,7 +55,12 @@ describe("the signal service in the platform", () => {
   })
 
   it("gateway-signal-source grants create on the signal service; the service may write requests and review senders", () => {
-    const rbac = renderClusterRbac(spec, { ...ctx, name: "kubemend", toolPrefix: "svc", operator: { namespace: "kubemend-operator", name: "kubemend-operator" } })
+    const rbac = renderClusterRbac(spec, {
+      ...ctx,
+      name: "kubemend",
+      toolPrefix: "svc",
+      operator: { namespace: "kubemend-operator", name: "kubemend-operator" }
+    })
     const role = rbac.clusterRoles.find((r) => r.metadata.name === "kubemend-system-gateway-signal-source") as any
     expect(role.rules).toEqual([{ apiGroups: [""], resources: ["services"], verbs: ["get", "create"], resourceNames: ["kubemend-signals"] }])
     const bound = (bindings: ReadonlyArray<unknown>) =>

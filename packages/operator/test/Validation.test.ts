@@ -11,11 +11,15 @@ beforeAll(async () => {
   w = await Effect.runPromise(Scope.extend(world(), scope))
   w.kube.seed([
     {
-      apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "custom-tools" },
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "custom-tools" },
       rules: [{ apiGroups: ["kubemend.io"], resources: ["tools"], verbs: ["use"], resourceNames: ["svc_list_remediations"] }]
     },
     {
-      apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "view-only" },
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "view-only" },
       rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }]
     },
     { apiVersion: "v1", kind: "Secret", metadata: { name: "pg-partial", namespace }, stringData: { username: "u", database: "d" } }
@@ -31,20 +35,48 @@ const errorFor = (s: Spec) =>
   })
 
 const cases: ReadonlyArray<readonly [string, (s: Spec) => void, string]> = [
-  ["postgresql is required", (s) => { delete s.postgresql }, "spec.postgresql.host"],
-  ["valkey is required", (s) => { delete s.valkey }, "spec.valkey.host"],
-  ["the agent block is required", (s) => { delete s.agent }, "spec.agent.llm.provider"],
-  ["the analysis policy ConfigMap name is required", (s) => { delete s.aiAnalysis }, "spec.aiAnalysis.policy.configMapName"],
-  ["the signal processing policy ConfigMap name is required", (s) => { s.signalProcessing.policy = {} }, "spec.signalProcessing.policy.configMapName"],
-  ["llm.provider is required", (s) => { delete s.agent.llm.provider }, "spec.agent.llm.provider"],
-  ["llm.model is required", (s) => { delete s.agent.llm.model }, "spec.agent.llm.model"],
-  ["llm.credentialsSecretName is required", (s) => { delete s.agent.llm.credentialsSecretName }, "spec.agent.llm.credentialsSecretName"],
-  ["sslMode disable is rejected", (s) => { s.postgresql.sslMode = "disable" }, "spec.postgresql.sslMode"],
-  ["the database Secret must exist", (s) => { s.postgresql.secretName = "nope" }, "spec.postgresql.secretName: Secret \"nope\" not found"],
-  ["the database Secret must hold password", (s) => { s.postgresql.secretName = "pg-partial" }, "spec.postgresql.secretName: Secret \"pg-partial\" has no key \"password\""],
-  ["the cache Secret must exist", (s) => { s.valkey.secretName = "gone" }, "spec.valkey.secretName"],
-  ["the LLM credentials Secret must hold api-key", (s) => { s.agent.llm.credentialsSecretName = "valkey" }, "spec.agent.llm.credentialsSecretName: Secret \"valkey\" has no key \"api-key\""],
-  ["the approval policy ConfigMap must hold approval.rego", (s) => { s.aiAnalysis.policy.configMapName = "sp-policy" }, "spec.aiAnalysis.policy.configMapName: ConfigMap \"sp-policy\" has no key \"approval.rego\""],
+  ["postgresql is required", (s) => {
+    delete s.postgresql
+  }, "spec.postgresql.host"],
+  ["valkey is required", (s) => {
+    delete s.valkey
+  }, "spec.valkey.host"],
+  ["the agent block is required", (s) => {
+    delete s.agent
+  }, "spec.agent.llm.provider"],
+  ["the analysis policy ConfigMap name is required", (s) => {
+    delete s.aiAnalysis
+  }, "spec.aiAnalysis.policy.configMapName"],
+  ["the signal processing policy ConfigMap name is required", (s) => {
+    s.signalProcessing.policy = {}
+  }, "spec.signalProcessing.policy.configMapName"],
+  ["llm.provider is required", (s) => {
+    delete s.agent.llm.provider
+  }, "spec.agent.llm.provider"],
+  ["llm.model is required", (s) => {
+    delete s.agent.llm.model
+  }, "spec.agent.llm.model"],
+  ["llm.credentialsSecretName is required", (s) => {
+    delete s.agent.llm.credentialsSecretName
+  }, "spec.agent.llm.credentialsSecretName"],
+  ["sslMode disable is rejected", (s) => {
+    s.postgresql.sslMode = "disable"
+  }, "spec.postgresql.sslMode"],
+  ["the database Secret must exist", (s) => {
+    s.postgresql.secretName = "nope"
+  }, "spec.postgresql.secretName: Secret \"nope\" not found"],
+  ["the database Secret must hold password", (s) => {
+    s.postgresql.secretName = "pg-partial"
+  }, "spec.postgresql.secretName: Secret \"pg-partial\" has no key \"password\""],
+  ["the cache Secret must exist", (s) => {
+    s.valkey.secretName = "gone"
+  }, "spec.valkey.secretName"],
+  ["the LLM credentials Secret must hold api-key", (s) => {
+    s.agent.llm.credentialsSecretName = "valkey"
+  }, "spec.agent.llm.credentialsSecretName: Secret \"valkey\" has no key \"api-key\""],
+  ["the approval policy ConfigMap must hold approval.rego", (s) => {
+    s.aiAnalysis.policy.configMapName = "sp-policy"
+  }, "spec.aiAnalysis.policy.configMapName: ConfigMap \"sp-policy\" has no key \"approval.rego\""],
   ["jwtProviders names are unique", (s) => {
     s.apiFrontend.auth.jwtProviders = [
       { name: "a", issuerURL: "https://a", audiences: ["x"] },
@@ -69,15 +101,21 @@ const cases: ReadonlyArray<readonly [string, (s: Spec) => void, string]> = [
   ["a custom ClusterRole must grant use on tools", (s) => {
     s.apiFrontend.rbac.roleBindings = [{ clusterRoleName: "view-only", groups: ["g"] }]
   }, "spec.apiFrontend.rbac.roleBindings[0].clusterRoleName: ClusterRole \"view-only\" does not grant \"use\" on \"tools\""],
-  ["drainSeconds is at most 300", (s) => { s.apiFrontend.shutdown = { drainSeconds: 301 } }, "spec.apiFrontend.shutdown.drainSeconds"],
+  ["drainSeconds is at most 300", (s) => {
+    s.apiFrontend.shutdown = { drainSeconds: 301 }
+  }, "spec.apiFrontend.shutdown.drainSeconds"],
   ["additionalClusterRoleBindings has at most 64 entries", (s) => {
     s.agent.additionalClusterRoleBindings = Array.from({ length: 65 }, (_, i) => `role-${i}`)
   }, "spec.agent.additionalClusterRoleBindings: must have at most 64 entries"],
   ["additionalClusterRoleBindings name existing ClusterRoles", (s) => {
     s.agent.additionalClusterRoleBindings = ["custom-tools", "not-there"]
   }, "spec.agent.additionalClusterRoleBindings[1]: ClusterRole \"not-there\" not found"],
-  ["ansible.apiURL is required when ansible is enabled", (s) => { s.ansible = { enabled: true } }, "spec.ansible.apiURL"],
-  ["console.auth.secretName is required when the console is enabled", (s) => { s.console = { enabled: true } }, "spec.console.auth.secretName"],
+  ["ansible.apiURL is required when ansible is enabled", (s) => {
+    s.ansible = { enabled: true }
+  }, "spec.ansible.apiURL"],
+  ["console.auth.secretName is required when the console is enabled", (s) => {
+    s.console = { enabled: true }
+  }, "spec.console.auth.secretName"],
   ["the console Secret must hold its three keys", (s) => {
     s.console = { enabled: true, auth: { secretName: "llm" } }
   }, "spec.console.auth.secretName: Secret \"llm\" has no key \"client-id\", \"client-secret\", \"cookie-secret\""]

@@ -5,8 +5,7 @@ import { processKey, runWorkers } from "../src/Controller.ts"
 import { ControllerMetrics } from "../src/ControllerMetrics.ts"
 import * as WorkQueue from "../src/WorkQueue.ts"
 
-const queue = (capacity = 100) =>
-  WorkQueue.make({ name: "test", capacity, backoffBase: "1 second", backoffMax: "4 seconds" })
+const queue = (capacity = 100) => WorkQueue.make({ name: "test", capacity, backoffBase: "1 second", backoffMax: "4 seconds" })
 
 const MetricsTest = ControllerMetrics.Default.pipe(Layer.provideMerge(Metrics.Default))
 
@@ -144,9 +143,9 @@ describe("controller workers", () => {
       expect(yield* q.depth).toBe(1)
 
       const text = (yield* (yield* Metrics).render(undefined)).body
-      expect(text).toContain('controller_runtime_reconcile_total{controller="testctl",result="error"} 2')
-      expect(text).toContain('controller_runtime_reconcile_total{controller="testctl",result="requeue_after"} 1')
-      expect(text).toContain('controller_runtime_reconcile_errors_total{controller="testctl"} 2')
+      expect(text).toContain("controller_runtime_reconcile_total{controller=\"testctl\",result=\"error\"} 2")
+      expect(text).toContain("controller_runtime_reconcile_total{controller=\"testctl\",result=\"requeue_after\"} 1")
+      expect(text).toContain("controller_runtime_reconcile_errors_total{controller=\"testctl\"} 2")
       expect(text).toContain("controller_runtime_reconcile_time_seconds_bucket")
     }).pipe(Effect.provide(MetricsTest)))
 })

@@ -25,13 +25,18 @@ class Target extends Context.Tag("agentRestContract/Target")<Target, {
 // Both agents admit the analysis controller's ServiceAccount token (bound to agent-client on the real one).
 const controllerToken = fakeAgentToken
 
-const rest = Effect.flatMap(Target, ({ url }) =>
-  HttpApiClient.make(AgentApi, { baseUrl: url, transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(controllerToken)) }))
+const rest = Effect.flatMap(
+  Target,
+  ({ url }) => HttpApiClient.make(AgentApi, { baseUrl: url, transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(controllerToken)) })
+)
 
 const raw = (path: string, init: RequestInit = {}) =>
   Effect.flatMap(Target, ({ url }) =>
     Effect.promise(async () => {
-      const res = await fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${controllerToken}`, "content-type": "application/json", ...init.headers } })
+      const res = await fetch(`${url}${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${controllerToken}`, "content-type": "application/json", ...init.headers }
+      })
       const text = await res.text()
       return { status: res.status, contentType: res.headers.get("content-type"), body: text === "" ? undefined : JSON.parse(text) as Record<string, unknown> }
     }))
@@ -100,17 +105,23 @@ const contract = (name: string, target: Layer.Layer<Target>) =>
 const answer = { json: { root_cause: "The checkout container is OOMKilled", confidence: 0.8, actionable: false } }
 
 /** The real agent; holding slows its model down far beyond the test, so a session stays `investigating`. */
-const realAgent = Layer.effect(Target, Effect.gen(function* () {
-  const port = yield* apiPort
-  const llm = yield* ScriptedLlm
-  return { url: `http://127.0.0.1:${port}`, hold: (held: boolean) => Effect.sync(() => llm.setLatency(held ? 30_000 : 0)) }
-})).pipe(Layer.provide(AgentOnDevKube({ scripts: [{ name: "answer", turns: [answer] }] })), Layer.orDie)
+const realAgent = Layer.effect(
+  Target,
+  Effect.gen(function* () {
+    const port = yield* apiPort
+    const llm = yield* ScriptedLlm
+    return { url: `http://127.0.0.1:${port}`, hold: (held: boolean) => Effect.sync(() => llm.setLatency(held ? 30_000 : 0)) }
+  })
+).pipe(Layer.provide(AgentOnDevKube({ scripts: [{ name: "answer", turns: [answer] }] })), Layer.orDie)
 
 /** The fake; holding scripts the next sessions to never complete. */
-const fakeAgent = Layer.scoped(Target, Effect.map(startFakeAgent, (fake) => ({
-  url: fake.url,
-  hold: (held: boolean) => Effect.sync(() => void (fake.script = () => (held ? { polls: Infinity } : {})))
-})))
+const fakeAgent = Layer.scoped(
+  Target,
+  Effect.map(startFakeAgent, (fake) => ({
+    url: fake.url,
+    hold: (held: boolean) => Effect.sync(() => void (fake.script = () => (held ? { polls: Infinity } : {})))
+  }))
+)
 
 describe.sequential("agent REST contract", () => {
   contract("the real agent", realAgent)

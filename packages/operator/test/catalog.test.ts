@@ -92,80 +92,100 @@ const kubectl = (kubeconfig: string, ...args: ReadonlyArray<string>) =>
   })
 
 describe("catalog controller", () => {
-  it.live("kubectl apply registers the workflow; changed content under the same version is refused; delete disables", () =>
-    Effect.scoped(Effect.gen(function* () {
-      const kube = yield* DevKube.scoped({ apiGroup })
-      kube.seed([
-        { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
-        { apiVersion: "v1", kind: "Namespace", metadata: { name: "kubemend-workflows" } },
-        ...renderCrds(apiGroup)
-      ])
-      const storage = yield* startStorage(kube, namespace)
-      const token = kube.registerServiceAccountToken("kubemend-operator", "kubemend-operator")
-      const dir = yield* Effect.acquireRelease(
-        Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-catalog-"))),
-        (d) => Effect.sync(() => Fs.rmSync(d, { recursive: true, force: true }))
-      )
-      const adminConfig = Path.join(dir, "admin.kubeconfig")
-      Fs.writeFileSync(adminConfig, kube.kubeConfig())
-      const file = Path.join(dir, "workflow.yaml")
-
-      yield* Logger.withMinimumLogLevel(Layer.build(CatalogControllerLive.pipe(
-        Layer.provide(Layer.mergeAll(
-          K8sLive.layer({ namespace, apiGroup, kubeconfig: kube.kubeConfig({ token }) }),
-          ClusterLive.layer({ apiGroup, kubeconfig: kube.kubeConfig({ token }) }),
-          LifecycleConfig.layer({ backoffBase: Duration.millis(50), backoffMax: Duration.seconds(1) }),
-          ControllerMetrics.Default,
-          Storage.layer({ baseUrl: storage.url, token: Redacted.make(token) })
-        ).pipe(Layer.orDie))
-      )), LogLevel.Warning)
-      const catalog = yield* Effect.provide(Storage, Storage.layer({ baseUrl: storage.url, token: Redacted.make(token) }))
-
-      const rw = () => kube.get(`${apiGroup}/v1alpha1`, "RemediationWorkflow", "rollback-deployment", namespace) as KubeObject | undefined
-      const statusOf = () => (rw()?.status ?? {}) as Record<string, any>
-      const registered = (c: any) => (c.conditions ?? []).find((x: any) => x.type === "Registered")
-      const until = (what: string, done: () => boolean, within: Duration.DurationInput = "20 seconds") =>
-        Effect.sync(done).pipe(
-          Effect.filterOrFail((ok) => ok, () => new Error(`timed out waiting for ${what}: ${JSON.stringify(rw()?.status)}`)),
-          Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo(within)))
+  it.live(
+    "kubectl apply registers the workflow; changed content under the same version is refused; delete disables",
+    () =>
+      Effect.scoped(Effect.gen(function* () {
+        const kube = yield* DevKube.scoped({ apiGroup })
+        kube.seed([
+          { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
+          { apiVersion: "v1", kind: "Namespace", metadata: { name: "kubemend-workflows" } },
+          ...renderCrds(apiGroup)
+        ])
+        const storage = yield* startStorage(kube, namespace)
+        const token = kube.registerServiceAccountToken("kubemend-operator", "kubemend-operator")
+        const dir = yield* Effect.acquireRelease(
+          Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-catalog-"))),
+          (d) => Effect.sync(() => Fs.rmSync(d, { recursive: true, force: true }))
         )
+        const adminConfig = Path.join(dir, "admin.kubeconfig")
+        Fs.writeFileSync(adminConfig, kube.kubeConfig())
+        const file = Path.join(dir, "workflow.yaml")
 
-      // 1. One file, applied as a platform user would.
-      Fs.writeFileSync(file, workflowFile({ version: "1.0.0", what: "Rolls back the Deployment" }))
-      yield* kubectl(adminConfig, "apply", "-f", file)
-      // Before the operator's storage-client grant, storage refuses it, and the resource says so.
-      yield* until("the refusal by storage", () => registered(statusOf())?.reason === "CatalogRefused")
-      expect(registered(statusOf())).toMatchObject({ status: "False", message: expect.stringContaining("may not POST /api/v1/") })
-      grantStorageClient(kube, "kubemend-operator", "kubemend-operator")
-      // Storage reuses its SubjectAccessReview answer, the refusal too, for up to 30 s.
-      yield* until("registration", () => registered(statusOf())?.status === "True", "50 seconds")
-      const first = statusOf()
-      expect(first).toMatchObject({ catalogStatus: "Active", workflowId: expect.stringMatching(/^[0-9a-f-]{36}$/), contentHash: expect.stringMatching(/^[0-9a-f]{64}$/) })
-      expect(rw()!.metadata.finalizers).toContain(`${apiGroup}/catalog`)
-      const entry = yield* catalog.getWorkflow(first["workflowId"])
-      expect(entry).toMatchObject({ workflowName: "rollback-deployment", version: "1.0.0", status: "Active", contentHash: first["contentHash"], customLabels: { team: ["payments"] }, serviceAccountName: "rollback-runner" })
-      const at = kube.get(`${apiGroup}/v1alpha1`, "ActionType", "rollback-deployment", namespace)!
-      expect(at.status).toMatchObject({ registered: true, catalogStatus: "Active" })
-      expect(kube.get("v1", "ServiceAccount", "rollback-runner", "kubemend-workflows")).toBeDefined()
+        yield* Logger.withMinimumLogLevel(
+          Layer.build(CatalogControllerLive.pipe(
+            Layer.provide(
+              Layer.mergeAll(
+                K8sLive.layer({ namespace, apiGroup, kubeconfig: kube.kubeConfig({ token }) }),
+                ClusterLive.layer({ apiGroup, kubeconfig: kube.kubeConfig({ token }) }),
+                LifecycleConfig.layer({ backoffBase: Duration.millis(50), backoffMax: Duration.seconds(1) }),
+                ControllerMetrics.Default,
+                Storage.layer({ baseUrl: storage.url, token: Redacted.make(token) })
+              ).pipe(Layer.orDie)
+            )
+          )),
+          LogLevel.Warning
+        )
+        const catalog = yield* Effect.provide(Storage, Storage.layer({ baseUrl: storage.url, token: Redacted.make(token) }))
 
-      // 2. Changed content, same version: refused in status, the registered entry stays.
-      Fs.writeFileSync(file, workflowFile({ version: "1.0.0", what: "Rolls back the Deployment twice" }))
-      yield* kubectl(adminConfig, "apply", "-f", file)
-      yield* until("the refusal", () => registered(statusOf())?.reason === "ContentChangedWithoutVersionBump")
-      expect(registered(statusOf())).toMatchObject({ status: "False", message: expect.stringContaining("set a new spec.version") })
-      expect(statusOf()["workflowId"]).toBe(first["workflowId"])
-      expect((yield* catalog.getWorkflow(first["workflowId"])).description.what).toBe("Rolls back the Deployment")
+        const rw = () => kube.get(`${apiGroup}/v1alpha1`, "RemediationWorkflow", "rollback-deployment", namespace) as KubeObject | undefined
+        const statusOf = () => (rw()?.status ?? {}) as Record<string, any>
+        const registered = (c: any) => (c.conditions ?? []).find((x: any) => x.type === "Registered")
+        const until = (what: string, done: () => boolean, within: Duration.DurationInput = "20 seconds") =>
+          Effect.sync(done).pipe(
+            Effect.filterOrFail((ok) => ok, () => new Error(`timed out waiting for ${what}: ${JSON.stringify(rw()?.status)}`)),
+            Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo(within)))
+          )
 
-      // 3. The version bumped: registered as the latest version.
-      Fs.writeFileSync(file, workflowFile({ version: "1.1.0", what: "Rolls back the Deployment twice" }))
-      yield* kubectl(adminConfig, "apply", "-f", file)
-      yield* until("the new version", () => registered(statusOf())?.status === "True" && statusOf()["workflowId"] !== first["workflowId"])
-      const second = statusOf()["workflowId"] as string
-      expect(yield* catalog.getWorkflow(second)).toMatchObject({ version: "1.1.0", isLatestVersion: true, previousVersion: "1.0.0" })
+        // 1. One file, applied as a platform user would.
+        Fs.writeFileSync(file, workflowFile({ version: "1.0.0", what: "Rolls back the Deployment" }))
+        yield* kubectl(adminConfig, "apply", "-f", file)
+        // Before the operator's storage-client grant, storage refuses it, and the resource says so.
+        yield* until("the refusal by storage", () => registered(statusOf())?.reason === "CatalogRefused")
+        expect(registered(statusOf())).toMatchObject({ status: "False", message: expect.stringContaining("may not POST /api/v1/") })
+        grantStorageClient(kube, "kubemend-operator", "kubemend-operator")
+        // Storage reuses its SubjectAccessReview answer, the refusal too, for up to 30 s.
+        yield* until("registration", () => registered(statusOf())?.status === "True", "50 seconds")
+        const first = statusOf()
+        expect(first).toMatchObject({
+          catalogStatus: "Active",
+          workflowId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          contentHash: expect.stringMatching(/^[0-9a-f]{64}$/)
+        })
+        expect(rw()!.metadata.finalizers).toContain(`${apiGroup}/catalog`)
+        const entry = yield* catalog.getWorkflow(first["workflowId"])
+        expect(entry).toMatchObject({
+          workflowName: "rollback-deployment",
+          version: "1.0.0",
+          status: "Active",
+          contentHash: first["contentHash"],
+          customLabels: { team: ["payments"] },
+          serviceAccountName: "rollback-runner"
+        })
+        const at = kube.get(`${apiGroup}/v1alpha1`, "ActionType", "rollback-deployment", namespace)!
+        expect(at.status).toMatchObject({ registered: true, catalogStatus: "Active" })
+        expect(kube.get("v1", "ServiceAccount", "rollback-runner", "kubemend-workflows")).toBeDefined()
 
-      // 4. Deleted: the catalog entry is disabled, then the resource goes.
-      yield* kubectl(adminConfig, "delete", "remediationworkflow", "rollback-deployment", "-n", namespace, "--wait=false")
-      yield* until("the resource to go", () => rw() === undefined)
-      expect(yield* catalog.getWorkflow(second)).toMatchObject({ status: "Disabled", disabledReason: expect.stringContaining("deleted") })
-    })), { timeout: 120_000 })
+        // 2. Changed content, same version: refused in status, the registered entry stays.
+        Fs.writeFileSync(file, workflowFile({ version: "1.0.0", what: "Rolls back the Deployment twice" }))
+        yield* kubectl(adminConfig, "apply", "-f", file)
+        yield* until("the refusal", () => registered(statusOf())?.reason === "ContentChangedWithoutVersionBump")
+        expect(registered(statusOf())).toMatchObject({ status: "False", message: expect.stringContaining("set a new spec.version") })
+        expect(statusOf()["workflowId"]).toBe(first["workflowId"])
+        expect((yield* catalog.getWorkflow(first["workflowId"])).description.what).toBe("Rolls back the Deployment")
+
+        // 3. The version bumped: registered as the latest version.
+        Fs.writeFileSync(file, workflowFile({ version: "1.1.0", what: "Rolls back the Deployment twice" }))
+        yield* kubectl(adminConfig, "apply", "-f", file)
+        yield* until("the new version", () => registered(statusOf())?.status === "True" && statusOf()["workflowId"] !== first["workflowId"])
+        const second = statusOf()["workflowId"] as string
+        expect(yield* catalog.getWorkflow(second)).toMatchObject({ version: "1.1.0", isLatestVersion: true, previousVersion: "1.0.0" })
+
+        // 4. Deleted: the catalog entry is disabled, then the resource goes.
+        yield* kubectl(adminConfig, "delete", "remediationworkflow", "rollback-deployment", "-n", namespace, "--wait=false")
+        yield* until("the resource to go", () => rw() === undefined)
+        expect(yield* catalog.getWorkflow(second)).toMatchObject({ status: "Disabled", disabledReason: expect.stringContaining("deleted") })
+      })),
+    { timeout: 120_000 }
+  )
 })

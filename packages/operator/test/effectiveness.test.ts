@@ -34,7 +34,8 @@ const setup = (world: ReadonlyArray<KubeObject>, alerts: ReadonlyArray<DevAlert>
       backend: {
         k8s: K8sLive.layer({ namespace, apiGroup, kubeconfig: kube.kubeConfig() }).pipe(Layer.orDie),
         writes: Effect.sync(() => Number(kube.resourceVersion())),
-        namespaceLabels: (name) => Effect.sync(() => Option.fromNullable(kube.get("v1", "Namespace", name)?.metadata.labels as Record<string, string> | undefined)),
+        namespaceLabels: (name) =>
+          Effect.sync(() => Option.fromNullable(kube.get("v1", "Namespace", name)?.metadata.labels as Record<string, string> | undefined)),
         seed: (objects) => Effect.sync(() => void kube.seed(objects))
       }
     })
@@ -82,13 +83,20 @@ describe("effectiveness monitor", () => {
         components: { healthAssessed: true, healthScore: 1, alertAssessed: true, alertScore: 1, metricsAssessed: false },
         conditions: [{ type: "RemediationEffective", status: "True", reason: "Effective" }]
       })
-      expect((yield* h.rr("rr-ok")).status).toMatchObject({ overallPhase: "Completed", outcome: "Remediated", effectivenessAssessmentRef: { name: "ea-rr-ok" } })
+      expect((yield* h.rr("rr-ok")).status).toMatchObject({
+        overallPhase: "Completed",
+        outcome: "Remediated",
+        effectivenessAssessmentRef: { name: "ea-rr-ok" }
+      })
       const events = (yield* h.audit).filter((e) => e.event_category === "effectiveness")
       expect(events.find((e) => e.event_type === "effectiveness.health.assessed")?.event_data).toMatchObject({
         score: 1,
         health_checks: { pod_running: true, readiness_pass: true, ready_replicas: 1, crash_loops: false }
       })
-      expect(events.find((e) => e.event_type === "effectiveness.alert.assessed")?.event_data).toMatchObject({ score: 1, alert_resolution: { alert_resolved: true } })
+      expect(events.find((e) => e.event_type === "effectiveness.alert.assessed")?.event_data).toMatchObject({
+        score: 1,
+        alert_resolution: { alert_resolved: true }
+      })
       const metrics = yield* h.metrics
       expect(sample(metrics, "svc_effectivenessmonitor_component_assessments_total", { component: "health", result: "success" })).toBe(1)
       expect(sample(metrics, "svc_effectivenessmonitor_assessments_completed_total", { reason: "Partial" })).toBe(1)
@@ -183,7 +191,9 @@ describe("effectiveness monitor", () => {
       expect((yield* h.rr("rr-dark")).status).toMatchObject({ overallPhase: "Completed", outcome: "VerificationTimedOut" })
       const metrics = yield* h.metrics
       expect(metrics).toMatch(/^svc_effectivenessmonitor_validity_expirations_total 1$/m)
-      expect(sample(metrics, "svc_effectivenessmonitor_external_call_errors_total", { service: "metrics-backend", operation: "list_alerts" })).toBeGreaterThan(0)
+      expect(sample(metrics, "svc_effectivenessmonitor_external_call_errors_total", { service: "metrics-backend", operation: "list_alerts" })).toBeGreaterThan(
+        0
+      )
     }))
 
   it.scoped("a GitOps-managed target waits for propagation before its hash is taken", () =>

@@ -107,7 +107,11 @@ describe("effectiveness monitor: metrics component", () => {
       const { event, rr, status } = yield* finish(h, "rr-none")
       expect(status).toMatchObject({ assessmentReason: "Partial", components: { metricsAssessed: false } })
       expect(status.components.metricsScore).toBeUndefined()
-      expect(event).toMatchObject({ assessed: false, score: null, details: expect.stringContaining("no restart, memory or CPU throttling samples for Deployment checkout") })
+      expect(event).toMatchObject({
+        assessed: false,
+        score: null,
+        details: expect.stringContaining("no restart, memory or CPU throttling samples for Deployment checkout")
+      })
       expect(rr).toMatchObject({ outcome: "Remediated" })
     }))
 
@@ -118,6 +122,7 @@ describe("effectiveness monitor: metrics component", () => {
       const { event, status } = yield* finish(h, "rr-down503")
       expect(status.components).toMatchObject({ metricsAssessed: false })
       expect(event).toMatchObject({ assessed: false, details: "metrics backend: status 503: backend unavailable" })
-      expect(sample(yield* h.metrics, "svc_effectivenessmonitor_external_call_errors_total", { service: "metrics-backend", operation: "query" })).toBeGreaterThan(0)
+      expect(sample(yield* h.metrics, "svc_effectivenessmonitor_external_call_errors_total", { service: "metrics-backend", operation: "query" }))
+        .toBeGreaterThan(0)
     }))
 })

@@ -4,7 +4,10 @@ import { podHealth } from "../src/Effectiveness/Health.ts"
 
 const remediatedAt = Date.parse("2026-01-01T12:00:00Z")
 
-const pod = (name: string, o: { created?: string; ready?: boolean; restarts?: number; lastTerminated?: { reason: string; finishedAt: string }; waiting?: string; phase?: string } = {}): KubeObject => ({
+const pod = (
+  name: string,
+  o: { created?: string; ready?: boolean; restarts?: number; lastTerminated?: { reason: string; finishedAt: string }; waiting?: string; phase?: string } = {}
+): KubeObject => ({
   apiVersion: "v1",
   kind: "Pod",
   metadata: { name, creationTimestamp: o.created ?? "2026-01-01T11:00:00Z" },
@@ -27,10 +30,14 @@ describe("health component", () => {
   })
 
   it("counts the restarts of a pod created after the remediation, and one for an older pod's later termination", () => {
-    const h = podHealth([
-      pod("new", { created: "2026-01-01T12:01:00Z", restarts: 2 }),
-      pod("old", { restarts: 14, lastTerminated: { reason: "OOMKilled", finishedAt: "2026-01-01T12:05:00Z" } })
-    ], 2, remediatedAt)
+    const h = podHealth(
+      [
+        pod("new", { created: "2026-01-01T12:01:00Z", restarts: 2 }),
+        pod("old", { restarts: 14, lastTerminated: { reason: "OOMKilled", finishedAt: "2026-01-01T12:05:00Z" } })
+      ],
+      2,
+      remediatedAt
+    )
     expect(h.checks).toMatchObject({ restart_delta: 3, oom_killed: true })
     expect(h.score).toBe(0.5)
     expect(h.details).toContain("OOMKilled since the remediation")

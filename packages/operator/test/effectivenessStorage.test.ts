@@ -43,16 +43,42 @@ describe("effectiveness in storage", () => {
       const storageLayer = Storage.layer({ baseUrl: storage.url, token })
       // The workflow the agent selects, in the catalog the execution controller reads it from.
       const catalog = yield* Effect.provide(Storage, storageLayer)
-      yield* catalog.registerActionType({ name: "IncreaseMemoryLimit", description: { what: "Raise a memory limit", whenToUse: "OOMKilled" }, registeredBy: "test" })
-      const { workflow } = yield* catalog.registerWorkflow({ source: "api", registeredBy: "test", content: [
-        "apiVersion: kubemend.io/v1alpha1", "kind: RemediationWorkflow", "metadata:", "  name: increase-memory-limit", "spec:",
-        "  version: 1.0.0", "  actionType: IncreaseMemoryLimit", "  description:", "    what: Raise a memory limit", "    whenToUse: OOMKilled",
-        "  labels:", "    severity: ['*']", "    component: ['*']", "    environment: ['*']", "    priority: '*'",
-        "  execution:", "    engine: job", "    bundle: registry.example/increase-memory-limit:1.0.0",
-        "  parameters:", "    - { name: MEMORY_LIMIT, type: string, required: true, description: limit }"
-      ].join("\n") + "\n" })
+      yield* catalog.registerActionType({
+        name: "IncreaseMemoryLimit",
+        description: { what: "Raise a memory limit", whenToUse: "OOMKilled" },
+        registeredBy: "test"
+      })
+      const { workflow } = yield* catalog.registerWorkflow({
+        source: "api",
+        registeredBy: "test",
+        content: [
+          "apiVersion: kubemend.io/v1alpha1",
+          "kind: RemediationWorkflow",
+          "metadata:",
+          "  name: increase-memory-limit",
+          "spec:",
+          "  version: 1.0.0",
+          "  actionType: IncreaseMemoryLimit",
+          "  description:",
+          "    what: Raise a memory limit",
+          "    whenToUse: OOMKilled",
+          "  labels:",
+          "    severity: ['*']",
+          "    component: ['*']",
+          "    environment: ['*']",
+          "    priority: '*'",
+          "  execution:",
+          "    engine: job",
+          "    bundle: registry.example/increase-memory-limit:1.0.0",
+          "  parameters:",
+          "    - { name: MEMORY_LIMIT, type: string, required: true, description: limit }"
+        ].join("\n") + "\n"
+      })
       const agent = yield* startFakeAgent
-      agent.script = () => ({ polls: 1, result: { confidence: 0.95, selected_workflow: { ...workflowResult().selected_workflow!, workflow_id: workflow.workflowId } } })
+      agent.script = () => ({
+        polls: 1,
+        result: { confidence: 0.95, selected_workflow: { ...workflowResult().selected_workflow!, workflow_id: workflow.workflowId } }
+      })
       // Plays the Job controller: every workflow Job succeeds.
       yield* Effect.sync(() => {
         for (const job of kube.list("batch/v1", "Job", "kubemend-workflows")) {
@@ -60,20 +86,23 @@ describe("effectiveness in storage", () => {
         }
       }).pipe(Effect.repeat(Schedule.spaced("20 millis")), Effect.forkScoped)
       const opa = yield* policyEngine()
-      yield* Logger.withMinimumLogLevel(Layer.build(layerInProcess({
-        kubeconfig: kube.kubeConfig(),
-        namespace,
-        apiGroup,
-        agentUrl: agent.url,
-        agentToken: Option.some(Redacted.make(fakeAgentToken)),
-        policy: { url: opa.url },
-        pollInterval: Duration.millis(20),
-        stabilizationWindow: Duration.millis(200),
-        execution: { pollInterval: Duration.millis(50) },
-        audit: LifecycleAudit.layerStorage({ baseUrl: storage.url, token }, { flushInterval: Duration.millis(100) }),
-        storage: storageLayer,
-        effectiveness: { metricsUrl: Option.some(alerts.url) }
-      })), LogLevel.Warning)
+      yield* Logger.withMinimumLogLevel(
+        Layer.build(layerInProcess({
+          kubeconfig: kube.kubeConfig(),
+          namespace,
+          apiGroup,
+          agentUrl: agent.url,
+          agentToken: Option.some(Redacted.make(fakeAgentToken)),
+          policy: { url: opa.url },
+          pollInterval: Duration.millis(20),
+          stabilizationWindow: Duration.millis(200),
+          execution: { pollInterval: Duration.millis(50) },
+          audit: LifecycleAudit.layerStorage({ baseUrl: storage.url, token }, { flushInterval: Duration.millis(100) }),
+          storage: storageLayer,
+          effectiveness: { metricsUrl: Option.some(alerts.url) }
+        })),
+        LogLevel.Warning
+      )
       const k8s = yield* K8sLive.make({ namespace, apiGroup, kubeconfig: kube.kubeConfig() })
       yield* k8s.createCr("remediationrequests", rr("rr-healed"))
       yield* k8s.createCr("remediationrequests", rr("rr-broken", { fingerprint: "b".repeat(64), target: "cart" }))

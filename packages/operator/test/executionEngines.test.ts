@@ -40,7 +40,10 @@ describe("workflow execution: tekton engine", () => {
       const pr = (name: string) => w.kube.get("tekton.dev/v1", "PipelineRun", name, workflows) as Obj | undefined
       const succeeded = (name: string, status: "True" | "False", reason: string, message: string) => {
         const run = pr(name)!
-        w.kube.put({ ...run, status: { conditions: [{ type: "Succeeded", status, reason, message }], childReferences: [{ name: `${name}-rollback`, kind: "TaskRun" }] } })
+        w.kube.put({
+          ...run,
+          status: { conditions: [{ type: "Succeeded", status, reason, message }], childReferences: [{ name: `${name}-rollback`, kind: "TaskRun" }] }
+        })
       }
 
       yield* w.create(remediationRequest("rr-t", "checkout"))
@@ -142,69 +145,95 @@ const fakeAwx = Effect.gen(function* () {
       })
       s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
     }),
-    (s) => Effect.async<void>((resume) => {
-      s.close(() => resume(Effect.void))
-      s.closeAllConnections()
-    })
+    (s) =>
+      Effect.async<void>((resume) => {
+        s.close(() => resume(Effect.void))
+        s.closeAllConnections()
+      })
   )
   return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, caPem: tls.caPem, ...state } satisfies FakeAwx
 })
 
 const secret = (name: string, key: string, value: string) => ({
-  apiVersion: "v1", kind: "Secret", metadata: { name, namespace }, data: { [key]: Buffer.from(value).toString("base64") }
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name, namespace },
+  data: { [key]: Buffer.from(value).toString("base64") }
 })
 
 describe("workflow execution: ansible engine", () => {
-  it.scoped("launches the job template with the Secret's token over the Secret's CA, polls it, fails with a redacted stdout tail, cancels", () =>
-    Effect.gen(function* () {
-      const awx = yield* fakeAwx
-      const ansible = {
-        enabled: true,
-        apiURL: awx.url,
-        organizationID: 3,
-        tokenSecretRef: { name: "awx", key: "token" },
-        caCertSecretRef: { name: "awx-ca", key: "ca.crt" }
-      }
-      const w = yield* world({ ansible }, [secret("awx", "token", "awx-token"), secret("awx-ca", "ca.crt", awx.caPem)])
-      const id = yield* w.register(workflowDoc({ name: "restart-service", engine: "ansible", extra: "    engineConfig:\n      jobTemplateName: restart-service\n" }))
+  it.scoped(
+    "launches the job template with the Secret's token over the Secret's CA, polls it, fails with a redacted stdout tail, cancels",
+    () =>
+      Effect.gen(function* () {
+        const awx = yield* fakeAwx
+        const ansible = {
+          enabled: true,
+          apiURL: awx.url,
+          organizationID: 3,
+          tokenSecretRef: { name: "awx", key: "token" },
+          caCertSecretRef: { name: "awx-ca", key: "ca.crt" }
+        }
+        const w = yield* world({ ansible }, [secret("awx", "token", "awx-token"), secret("awx-ca", "ca.crt", awx.caPem)])
+        const id = yield* w.register(
+          workflowDoc({ name: "restart-service", engine: "ansible", extra: "    engineConfig:\n      jobTemplateName: restart-service\n" })
+        )
 
-      yield* w.create(execution("we-a", "rr-a", "checkout", id))
-      yield* w.reconcile("we-a")
-      expect(awx.launches).toEqual([{
-        template: "12",
-        auth: "Bearer awx-token",
-        body: { extra_vars: { TARGET_NAME: "checkout", TARGET_NAMESPACE: "shop", TO_REVISION: "1", ACTION_TYPE: "RollbackDeployment", kubemend_workflow_execution: "we-a" } }
-      }])
-      expect(w.we("we-a")!.status).toMatchObject({ phase: "Running", executionEngine: "ansible", executionRef: { name: "77" } })
-      awx.jobs.get("77")!.status = "running"
-      yield* w.reconcile("we-a")
-      expect(w.we("we-a")!.status!["phase"]).toBe("Running")
-      awx.jobs.get("77")!.status = "successful"
-      yield* w.reconcile("we-a")
-      expect(w.we("we-a")!.status).toMatchObject({ phase: "Completed", executionStatus: { status: "True", reason: "successful" } })
+        yield* w.create(execution("we-a", "rr-a", "checkout", id))
+        yield* w.reconcile("we-a")
+        expect(awx.launches).toEqual([{
+          template: "12",
+          auth: "Bearer awx-token",
+          body: {
+            extra_vars: {
+              TARGET_NAME: "checkout",
+              TARGET_NAMESPACE: "shop",
+              TO_REVISION: "1",
+              ACTION_TYPE: "RollbackDeployment",
+              kubemend_workflow_execution: "we-a"
+            }
+          }
+        }])
+        expect(w.we("we-a")!.status).toMatchObject({ phase: "Running", executionEngine: "ansible", executionRef: { name: "77" } })
+        awx.jobs.get("77")!.status = "running"
+        yield* w.reconcile("we-a")
+        expect(w.we("we-a")!.status!["phase"]).toBe("Running")
+        awx.jobs.get("77")!.status = "successful"
+        yield* w.reconcile("we-a")
+        expect(w.we("we-a")!.status).toMatchObject({ phase: "Completed", executionStatus: { status: "True", reason: "successful" } })
 
-      yield* w.create(execution("we-b", "rr-b", "cart", id))
-      yield* w.reconcile("we-b")
-      Object.assign(awx.jobs.get("78")!, { status: "failed", explanation: "", stdout: "TASK [restart] ***\nfatal: [web1]: FAILED! login token=s3cr3t-value refused\nPLAY RECAP" })
-      yield* w.reconcile("we-b")
-      const failed = w.we("we-b")!.status!
-      expect(failed).toMatchObject({ phase: "Failed", failureDetails: { reason: "TaskFailed", wasExecutionFailure: true }, executionStatus: { reason: "failed" } })
-      expect(failed["failureDetails"].logTail).toContain("FAILED!")
-      expect(failed["failureDetails"].logTail).not.toContain("s3cr3t-value")
+        yield* w.create(execution("we-b", "rr-b", "cart", id))
+        yield* w.reconcile("we-b")
+        Object.assign(awx.jobs.get("78")!, {
+          status: "failed",
+          explanation: "",
+          stdout: "TASK [restart] ***\nfatal: [web1]: FAILED! login token=s3cr3t-value refused\nPLAY RECAP"
+        })
+        yield* w.reconcile("we-b")
+        const failed = w.we("we-b")!.status!
+        expect(failed).toMatchObject({
+          phase: "Failed",
+          failureDetails: { reason: "TaskFailed", wasExecutionFailure: true },
+          executionStatus: { reason: "failed" }
+        })
+        expect(failed["failureDetails"].logTail).toContain("FAILED!")
+        expect(failed["failureDetails"].logTail).not.toContain("s3cr3t-value")
 
-      yield* w.create(execution("we-c", "rr-c", "cart", id))
-      yield* w.reconcile("we-c")
-      const we = w.we("we-c")!
-      w.kube.put({ ...we, status: { ...we.status, phase: "Failed", failureReason: "parent remediation Cancelled" } })
-      yield* w.reconcile("we-c")
-      expect(awx.cancels).toEqual(["79"])
+        yield* w.create(execution("we-c", "rr-c", "cart", id))
+        yield* w.reconcile("we-c")
+        const we = w.we("we-c")!
+        w.kube.put({ ...we, status: { ...we.status, phase: "Failed", failureReason: "parent remediation Cancelled" } })
+        yield* w.reconcile("we-c")
+        expect(awx.cancels).toEqual(["79"])
 
-      const missing = yield* w.register(workflowDoc({ name: "no-template", engine: "ansible", extra: "    engineConfig:\n      jobTemplateName: nope\n" }))
-      yield* w.create(execution("we-d", "rr-d", "cart", missing))
-      yield* w.reconcile("we-d")
-      expect(w.we("we-d")!.status).toMatchObject({ phase: "Failed", failureDetails: { reason: "ConfigurationError" } })
-      expect(w.we("we-d")!.status!["failureReason"]).toBe("no job template named nope in AWX organization 3")
-    }), { timeout: 90_000 })
+        const missing = yield* w.register(workflowDoc({ name: "no-template", engine: "ansible", extra: "    engineConfig:\n      jobTemplateName: nope\n" }))
+        yield* w.create(execution("we-d", "rr-d", "cart", missing))
+        yield* w.reconcile("we-d")
+        expect(w.we("we-d")!.status).toMatchObject({ phase: "Failed", failureDetails: { reason: "ConfigurationError" } })
+        expect(w.we("we-d")!.status!["failureReason"]).toBe("no job template named nope in AWX organization 3")
+      }),
+    { timeout: 90_000 }
+  )
 
   it.scoped("reachability: the token accepted over the CA is Reachable; a wrong token Unauthorized; no CA Unreachable", () =>
     Effect.gen(function* () {

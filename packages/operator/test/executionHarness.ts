@@ -25,7 +25,8 @@ export const namespace = "kubemend-system"
 export const workflows = "kubemend-workflows"
 export const shop = "shop"
 
-export const workflowDoc = (o: { name: string; engine?: string; extra?: string; version?: string }) => `apiVersion: ${apiGroup}/v1alpha1
+export const workflowDoc = (o: { name: string; engine?: string; extra?: string; version?: string }) =>
+  `apiVersion: ${apiGroup}/v1alpha1
 kind: RemediationWorkflow
 metadata:
   name: ${o.name}
@@ -120,7 +121,8 @@ export const world = (settings: Parameters<typeof ExecutionConfig.make>[0] = {},
     yield* catalog.registerActionType({ name: "RollbackDeployment", description: { what: "Roll back", whenToUse: "a bad rollout" }, registeredBy: "test" })
     const register = (content: string) => Effect.map(catalog.registerWorkflow({ content, source: "api", registeredBy: "test" }), (r) => r.workflow.workflowId)
     const reconcile = (name: string) => Logger.withMinimumLogLevel(reconciler.reconcile(`${namespace}/${name}`), LogLevel.Warning)
-    const we = (name: string) => kube.get(`${apiGroup}/v1alpha1`, "WorkflowExecution", name, namespace) as (KubeObject & { status?: Record<string, any> }) | undefined
+    const we = (name: string) =>
+      kube.get(`${apiGroup}/v1alpha1`, "WorkflowExecution", name, namespace) as (KubeObject & { status?: Record<string, any> }) | undefined
     const job = (name: string) => kube.get("batch/v1", "Job", name, workflows) as Record<string, any> | undefined
     /** Plays the Job controller and kubelet: the Job's pod ends with `exitCode`, its log `log`. */
     const finishJob = (name: string, exitCode: number, log = "", reason?: string) => {
@@ -130,15 +132,30 @@ export const world = (settings: Parameters<typeof ExecutionConfig.make>[0] = {},
         kind: "Pod",
         metadata: { name: `${name}-x1`, namespace: workflows, labels: { "job-name": name } },
         spec: { containers: [{ name: "workflow", image: "x" }] },
-        status: { phase: exitCode === 0 ? "Succeeded" : "Failed", containerStatuses: [{ name: "workflow", ready: false, restartCount: 0, state: { terminated: { exitCode, reason: reason ?? (exitCode === 0 ? "Completed" : "Error") } } }] }
+        status: {
+          phase: exitCode === 0 ? "Succeeded" : "Failed",
+          containerStatuses: [{
+            name: "workflow",
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode, reason: reason ?? (exitCode === 0 ? "Completed" : "Error") } }
+          }]
+        }
       })
       if (log !== "") kube.setPodLog(workflows, `${name}-x1`, "workflow", log)
       const j = job(name)!
       kube.put({
         ...j,
         status: exitCode === 0
-          ? { succeeded: 1, completionTime: at, conditions: [{ type: "Complete", status: "True", reason: "Completed", message: "Reached expected number of succeeded pods" }] }
-          : { failed: 1, conditions: [{ type: "Failed", status: "True", reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" }] }
+          ? {
+            succeeded: 1,
+            completionTime: at,
+            conditions: [{ type: "Complete", status: "True", reason: "Completed", message: "Reached expected number of succeeded pods" }]
+          }
+          : {
+            failed: 1,
+            conditions: [{ type: "Failed", status: "True", reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" }]
+          }
       })
     }
     return {

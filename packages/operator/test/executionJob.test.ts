@@ -68,7 +68,7 @@ describe("workflow execution: job engine", () => {
       const metrics = yield* w.metrics
       expect(sample(metrics, "workflowexecution_reconciler_total", { outcome: "started" })).toBe(1)
       expect(sample(metrics, "workflowexecution_reconciler_total", { outcome: "completed" })).toBe(1)
-      expect(metrics).toContain('workflowexecution_reconciler_duration_seconds_count{outcome="completed"} 1')
+      expect(metrics).toContain("workflowexecution_reconciler_duration_seconds_count{outcome=\"completed\"} 1")
     }), { timeout: 90_000 })
 
   it.scoped("a failed pod fails the execution with its exit code and a redacted log tail; bad parameters never run", () =>
@@ -101,7 +101,9 @@ describe("workflow execution: job engine", () => {
         phase: "Failed",
         failureDetails: { reason: "ConfigurationError", wasExecutionFailure: false }
       })
-      expect(w.we("we-bad")!.status!["failureReason"]).toBe("parameters rejected: EXTRA is not a parameter of this workflow; TO_REVISION must be an integer, got \"two\"")
+      expect(w.we("we-bad")!.status!["failureReason"]).toBe(
+        "parameters rejected: EXTRA is not a parameter of this workflow; TO_REVISION must be an integer, got \"two\""
+      )
       expect(w.job("we-bad")).toBeUndefined()
     }), { timeout: 90_000 })
 
@@ -147,7 +149,9 @@ describe("workflow execution: job engine", () => {
       yield* w.reconcile("we-second")
       expect(w.we("we-second")!.status).toMatchObject({
         phase: "Pending",
-        conditions: [expect.objectContaining({ type: "Ready", reason: "ResourceBusy", message: "workflow execution we-first is running on shop/Deployment/checkout" })]
+        conditions: [
+          expect.objectContaining({ type: "Ready", reason: "ResourceBusy", message: "workflow execution we-first is running on shop/Deployment/checkout" })
+        ]
       })
       expect(w.job("we-second")).toBeUndefined()
 

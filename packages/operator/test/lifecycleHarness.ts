@@ -46,7 +46,14 @@ export const managedNamespace = (name = workloads, managed = true): KubeObject =
 
 export const rr = (
   name: string,
-  over: { fingerprint?: string; target?: string; targetNamespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; status?: Record<string, unknown> } = {}
+  over: {
+    fingerprint?: string
+    target?: string
+    targetNamespace?: string
+    labels?: Record<string, string>
+    annotations?: Record<string, string>
+    status?: Record<string, unknown>
+  } = {}
 ): KubeObject => ({
   apiVersion: `${apiGroup}/v1alpha1`,
   kind: "RemediationRequest",
@@ -112,13 +119,15 @@ export interface HarnessOptions {
   }
 }
 
-const memoryWrites = Effect.flatMap(K8sMemory, (m) =>
-  Effect.map(Ref.get(m.actions), (as) => as.filter((a) => a.verb !== "get" && a.verb !== "list" && a.verb !== "watch").length)
+const memoryWrites = Effect.flatMap(
+  K8sMemory,
+  (m) => Effect.map(Ref.get(m.actions), (as) => as.filter((a) => a.verb !== "get" && a.verb !== "list" && a.verb !== "watch").length)
 )
 
 const memoryNamespaces = (memory: Context.Context<K8sMemory>): NamespaceLabels => (name) =>
-  Effect.map(Context.get(memory, K8sMemory).objects("v1", "Namespace"), (ns) =>
-    Option.fromNullable(ns.find((n) => n.metadata.name === name)?.metadata.labels ?? (ns.some((n) => n.metadata.name === name) ? {} : undefined))
+  Effect.map(
+    Context.get(memory, K8sMemory).objects("v1", "Namespace"),
+    (ns) => Option.fromNullable(ns.find((n) => n.metadata.name === name)?.metadata.labels ?? (ns.some((n) => n.metadata.name === name) ? {} : undefined))
   )
 
 export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, unknown, Scope.Scope> =>
@@ -144,7 +153,12 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
       writes = options.backend.writes
       namespaceLabels = options.backend.namespaceLabels
     }
-    const config = LifecycleConfig.layer({ agentUrl: agent.url, agentToken: Option.some(Redacted.make(fakeAgentToken)), ...options.config, policy: { url: opa.url, ...options.config?.policy } })
+    const config = LifecycleConfig.layer({
+      agentUrl: agent.url,
+      agentToken: Option.some(Redacted.make(fakeAgentToken)),
+      ...options.config,
+      policy: { url: opa.url, ...options.config?.policy }
+    })
     const base = Layer.mergeAll(
       k8sLayer,
       config,
@@ -172,8 +186,7 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
     const signalProcessing = Context.get(context, SignalProcessingReconciler)
     const effectiveness = Context.get(context, EffectivenessReconciler)
     const key = (name: string) => `${namespace}/${name}`
-    const names = (plural: Parameters<K8sService["listCr"]>[0]) =>
-      Effect.map(k8s.listCr(plural), (l) => l.items.map((o) => o.metadata.name))
+    const names = (plural: Parameters<K8sService["listCr"]>[0]) => Effect.map(k8s.listCr(plural), (l) => l.items.map((o) => o.metadata.name))
 
     // Quiet: the controllers log every transition; tests read the objects instead.
     const quiet = <A, E>(e: Effect.Effect<A, E>) => Logger.withMinimumLogLevel(e, LogLevel.Warning)
@@ -193,7 +206,12 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
             const now = yield* Clock.currentTimeMillis
             const at = new Date(now).toISOString()
             if (status.startTime === undefined) {
-              yield* k8s.patchCrStatus("workflowexecutions", we.metadata.name, { phase: "Running", startTime: at, executionEngine: "job", executionRef: { name: we.metadata.name } })
+              yield* k8s.patchCrStatus("workflowexecutions", we.metadata.name, {
+                phase: "Running",
+                startTime: at,
+                executionEngine: "job",
+                executionRef: { name: we.metadata.name }
+              })
             } else if (now - Date.parse(status.startTime) >= 5_000) {
               yield* k8s.patchCrStatus("workflowexecutions", we.metadata.name, { phase: "Completed", completionTime: at })
             }
@@ -231,9 +249,7 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
 
 /** The value of one sample line of the metrics text, 0 when absent. */
 export const sample = (text: string, name: string, labels: Record<string, string>): number => {
-  const line = text.split("\n").find((l) =>
-    l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`))
-  )
+  const line = text.split("\n").find((l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)))
   return line === undefined ? 0 : Number(line.split(" ").pop())
 }
 
@@ -273,7 +289,11 @@ export const workload = (
       apiVersion: "apps/v1",
       kind: "Deployment",
       metadata: { name, namespace: ns, labels },
-      spec: { replicas, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: "app", image: options.image ?? "shop/app:1" }] } } },
+      spec: {
+        replicas,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: "app", image: options.image ?? "shop/app:1" }] } }
+      },
       status: { replicas, readyReplicas: ready }
     },
     ...pods

@@ -44,7 +44,8 @@ describe("lifecycle against the dev API server", () => {
         backend: {
           k8s: K8sLive.layer({ namespace, apiGroup, kubeconfig: kube.kubeConfig() }).pipe(Layer.orDie),
           writes: Effect.sync(() => Number(kube.resourceVersion())),
-          namespaceLabels: (name) => Effect.sync(() => Option.fromNullable(kube.get("v1", "Namespace", name)?.metadata.labels as Record<string, string> | undefined)),
+          namespaceLabels: (name) =>
+            Effect.sync(() => Option.fromNullable(kube.get("v1", "Namespace", name)?.metadata.labels as Record<string, string> | undefined)),
           seed: (objects) => Effect.sync(() => void kube.seed(objects))
         }
       })
@@ -76,35 +77,35 @@ describe("lifecycle against the dev API server", () => {
       expect(ai.status).toMatchObject({ phase: "Failed", reason: "ParentCancelled" })
     }))
 
-/** The fake agent's workflow as the catalog holds it. */
-const memoryLimitWorkflow = {
-  workflowId: "increase-memory-limit",
-  workflowName: "increase-memory-limit",
-  actionType: "IncreaseMemoryLimit",
-  version: "1.0.0",
-  schemaVersion: "1.0",
-  name: "increase-memory-limit",
-  description: { what: "Raise a memory limit", whenToUse: "OOMKilled" },
-  content: "",
-  contentHash: "0".repeat(64),
-  parameters: { parameters: [{ name: "MEMORY_LIMIT", type: "string", required: true, description: "limit" }] },
-  executionEngine: "job",
-  executionBundle: "registry.example/increase-memory-limit:1.0.0",
-  labels: { severity: ["*"], component: ["*"], environment: ["*"], priority: "*" },
-  status: "Active" as const,
-  isLatestVersion: true,
-  createdAt: new Date(0).toISOString(),
-  updatedAt: new Date(0).toISOString()
-}
+  /** The fake agent's workflow as the catalog holds it. */
+  const memoryLimitWorkflow = {
+    workflowId: "increase-memory-limit",
+    workflowName: "increase-memory-limit",
+    actionType: "IncreaseMemoryLimit",
+    version: "1.0.0",
+    schemaVersion: "1.0",
+    name: "increase-memory-limit",
+    description: { what: "Raise a memory limit", whenToUse: "OOMKilled" },
+    content: "",
+    contentHash: "0".repeat(64),
+    parameters: { parameters: [{ name: "MEMORY_LIMIT", type: "string", required: true, description: "limit" }] },
+    executionEngine: "job",
+    executionBundle: "registry.example/increase-memory-limit:1.0.0",
+    labels: { severity: ["*"], component: ["*"], environment: ["*"], priority: "*" },
+    status: "Active" as const,
+    isLatestVersion: true,
+    createdAt: new Date(0).toISOString(),
+    updatedAt: new Date(0).toISOString()
+  }
 
-/** Plays the Job controller: every workflow Job succeeds. */
-const completeJobs = (kube: DevKube) =>
-  Effect.sync(() => {
-    for (const job of kube.list("batch/v1", "Job", "kubemend-workflows")) {
-      if (job.status !== undefined) continue
-      kube.put({ ...job, status: { succeeded: 1, conditions: [{ type: "Complete", status: "True", reason: "Completed" }] } })
-    }
-  }).pipe(Effect.repeat(Schedule.spaced("20 millis")), Effect.forkScoped)
+  /** Plays the Job controller: every workflow Job succeeds. */
+  const completeJobs = (kube: DevKube) =>
+    Effect.sync(() => {
+      for (const job of kube.list("batch/v1", "Job", "kubemend-workflows")) {
+        if (job.status !== undefined) continue
+        kube.put({ ...job, status: { succeeded: 1, conditions: [{ type: "Complete", status: "True", reason: "Completed" }] } })
+      }
+    }).pipe(Effect.repeat(Schedule.spaced("20 millis")), Effect.forkScoped)
 
   it.live("the controllers run on their own: watches, work queues, agent and execution controller take an RR to Completed", () =>
     Effect.gen(function* () {
@@ -112,23 +113,27 @@ const completeJobs = (kube: DevKube) =>
       const agent = yield* startFakeAgent
       agent.script = (req) => ({ polls: 1, result: { confidence: req["remediation_id"] === "rr-approve" ? 0.5 : 0.95 } })
       const opa = yield* policyEngine()
-      yield* Logger.withMinimumLogLevel(Layer.build(layerInProcess({
-        kubeconfig: kube.kubeConfig(),
-        namespace,
-        apiGroup,
-        agentUrl: agent.url,
-        agentToken: Option.some(Redacted.make(fakeAgentToken)),
-        policy: { url: opa.url },
-        pollInterval: Duration.millis(20),
-        stabilizationWindow: Duration.millis(50),
-        storage: Storage.layerMemory({ workflows: [memoryLimitWorkflow] }),
-        execution: { pollInterval: Duration.millis(50) }
-      })), LogLevel.Warning)
+      yield* Logger.withMinimumLogLevel(
+        Layer.build(layerInProcess({
+          kubeconfig: kube.kubeConfig(),
+          namespace,
+          apiGroup,
+          agentUrl: agent.url,
+          agentToken: Option.some(Redacted.make(fakeAgentToken)),
+          policy: { url: opa.url },
+          pollInterval: Duration.millis(20),
+          stabilizationWindow: Duration.millis(50),
+          storage: Storage.layerMemory({ workflows: [memoryLimitWorkflow] }),
+          execution: { pollInterval: Duration.millis(50) }
+        })),
+        LogLevel.Warning
+      )
       yield* completeJobs(kube)
       const k8s = yield* K8sLive.make({ namespace, apiGroup, kubeconfig: kube.kubeConfig() })
       yield* k8s.createCr("remediationrequests", rr("rr-auto"))
       yield* k8s.createCr("remediationrequests", rr("rr-approve", { fingerprint: "d".repeat(64), target: "cart" }))
-      const phase = (name: string) => Effect.map(k8s.getCr("remediationrequests", name), (o) => (o.status as { overallPhase?: string } | undefined)?.overallPhase)
+      const phase = (name: string) =>
+        Effect.map(k8s.getCr("remediationrequests", name), (o) => (o.status as { overallPhase?: string } | undefined)?.overallPhase)
       const until = (name: string, wanted: string) =>
         phase(name).pipe(
           Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (p) => p === wanted }),
@@ -149,19 +154,21 @@ const completeJobs = (kube: DevKube) =>
       const received: Array<{ readonly path: string | undefined; readonly auth: string | undefined; readonly events: Array<any> }> = []
       // A loopback stand-in for storage's batch endpoint that records what arrives.
       const server = yield* Effect.acquireRelease(
-        Effect.promise(() => new Promise<Http.Server>((resolve) => {
-          const s = Http.createServer((req, res) => {
-            let body = ""
-            req.on("data", (c) => (body += c))
-            req.on("end", () => {
-              const events = JSON.parse(body) as Array<{ event_id: string }>
-              received.push({ path: req.url, auth: req.headers.authorization, events })
-              res.writeHead(201, { "content-type": "application/json" })
-              res.end(JSON.stringify({ event_ids: events.map((e) => e.event_id), message: "stored" }))
+        Effect.promise(() =>
+          new Promise<Http.Server>((resolve) => {
+            const s = Http.createServer((req, res) => {
+              let body = ""
+              req.on("data", (c) => (body += c))
+              req.on("end", () => {
+                const events = JSON.parse(body) as Array<{ event_id: string }>
+                received.push({ path: req.url, auth: req.headers.authorization, events })
+                res.writeHead(201, { "content-type": "application/json" })
+                res.end(JSON.stringify({ event_ids: events.map((e) => e.event_id), message: "stored" }))
+              })
             })
+            s.listen(0, "127.0.0.1", () => resolve(s))
           })
-          s.listen(0, "127.0.0.1", () => resolve(s))
-        })),
+        ),
         (s) => Effect.promise(() => new Promise<void>((resolve) => s.close(() => resolve())))
       )
       const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-sa-"))
@@ -171,8 +178,9 @@ const completeJobs = (kube: DevKube) =>
       const live = LifecycleAudit.layerConfig.pipe(Layer.provide(Metrics.Default), Layer.provide(Layer.setConfigProvider(config)))
       // Closing the layer flushes the buffer: nothing is waited for.
       yield* Effect.flatMap(LifecycleAudit, (audit) =>
-        audit.emit({ type: "orchestrator.lifecycle.created", category: "orchestration", correlationId: "rr-cluster", data: { rr_name: "rr-cluster" } })
-      ).pipe(Effect.provide(live))
+        audit.emit({ type: "orchestrator.lifecycle.created", category: "orchestration", correlationId: "rr-cluster", data: { rr_name: "rr-cluster" } })).pipe(
+          Effect.provide(live)
+        )
       Fs.rmSync(dir, { recursive: true, force: true })
       expect(received).toHaveLength(1)
       expect(received[0]).toMatchObject({ path: "/api/v1/audit/events/batch", auth: "Bearer operator-sa-token" })

@@ -27,7 +27,10 @@ describe("lifecycle: the pipeline", () => {
       expect(ai.status.investigationSession.id).toBe(h.agent.sessionIds()[0])
       expect(h.agent.submitted[0]).toMatchObject({ remediation_id: name, signal_name: "KubePodCrashLooping", severity: "critical" })
       const we = Option.getOrThrow(yield* h.get("workflowexecutions", `we-${name}`))
-      expect(we.spec).toMatchObject({ targetResource: "shop/Deployment/recommendations", parameters: { MEMORY_LIMIT: "256Mi", TARGET_NAME: "recommendations" } })
+      expect(we.spec).toMatchObject({
+        targetResource: "shop/Deployment/recommendations",
+        parameters: { MEMORY_LIMIT: "256Mi", TARGET_NAME: "recommendations" }
+      })
       expect(we.status.phase).toBe("Running")
 
       yield* TestClock.adjust("5 seconds")
@@ -48,7 +51,12 @@ describe("lifecycle: the pipeline", () => {
       })
 
       const metrics = yield* h.metrics
-      for (const [from, to] of [["Pending", "Processing"], ["Processing", "Analyzing"], ["Analyzing", "Approved"], ["Approved", "Running"], ["Running", "Verifying"], ["Verifying", "Completed"]]) {
+      for (
+        const [from, to] of [["Pending", "Processing"], ["Processing", "Analyzing"], ["Analyzing", "Approved"], ["Approved", "Running"], [
+          "Running",
+          "Verifying"
+        ], ["Verifying", "Completed"]]
+      ) {
         expect(sample(metrics, "svc_remediationorchestrator_phase_transitions_total", { from_phase: from!, to_phase: to! })).toBe(1)
       }
       for (const child of ["SignalProcessing", "AIAnalysis", "WorkflowExecution", "EffectivenessAssessment"]) {
@@ -104,7 +112,12 @@ describe("lifecycle: the pipeline", () => {
       const r = yield* h.rr("rr-a")
       expect(r.status.overallPhase).toBe("AwaitingApproval")
       const rar = Option.getOrThrow(yield* h.get("remediationapprovalrequests", "rar-rr-a"))
-      expect(rar.spec).toMatchObject({ confidence: 0.6, confidenceLevel: "medium", aiAnalysisRef: { name: "ai-rr-a" }, recommendedWorkflow: { workflowId: "increase-memory-limit" } })
+      expect(rar.spec).toMatchObject({
+        confidence: 0.6,
+        confidenceLevel: "medium",
+        aiAnalysisRef: { name: "ai-rr-a" },
+        recommendedWorkflow: { workflowId: "increase-memory-limit" }
+      })
       expect(Date.parse(rar.spec.requiredBy)).toBe(15 * 60_000)
       expect(rar.status).toMatchObject({ timeRemaining: "15m" })
       expect(rar.status.decision).toBeUndefined()

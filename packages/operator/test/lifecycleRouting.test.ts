@@ -72,7 +72,11 @@ describe("lifecycle: routing", () => {
 
   it.scoped("ResourceBusy holds an approved RR while another execution runs on the target", () =>
     Effect.gen(function* () {
-      const h = yield* harness({ config, completeExecutions: false, seed: [rr("rr-a"), execution("we-other", "rr-other", "restart-pod", { phase: "Running" })] })
+      const h = yield* harness({
+        config,
+        completeExecutions: false,
+        seed: [rr("rr-a"), execution("we-other", "rr-other", "restart-pod", { phase: "Running" })]
+      })
       yield* h.settle
       expect((yield* h.rr("rr-a")).status).toMatchObject({ overallPhase: "Blocked", blockReason: "ResourceBusy" })
       expect(millis(yield* h.reconcileRr("rr-a"))).toBe(30_000)
@@ -148,7 +152,12 @@ describe("lifecycle: routing", () => {
     Effect.gen(function* () {
       const h = yield* harness({ config, seed: [rr("rr-a")] })
       h.agent.script = () => ({
-        result: workflowResult({ selected_workflow: null, investigation_outcome: "inconclusive", needs_human_review: true, human_review_reason: "investigation_inconclusive" })
+        result: workflowResult({
+          selected_workflow: null,
+          investigation_outcome: "inconclusive",
+          needs_human_review: true,
+          human_review_reason: "investigation_inconclusive"
+        })
       })
       yield* h.settle
       let r = yield* h.rr("rr-a")

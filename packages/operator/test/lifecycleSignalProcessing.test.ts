@@ -28,15 +28,36 @@ const shop: ReadonlyArray<KubeObject> = [
     },
     spec: { replicas: 2, selector: { matchLabels: { app: "checkout" } }, template: { metadata: { labels: { app: "checkout", tier: "web" } } } }
   },
-  { apiVersion: "apps/v1", kind: "ReplicaSet", metadata: { name: "checkout-7d9f", namespace: workloads, ownerReferences: owner("apps/v1", "Deployment", "checkout") } },
-  { apiVersion: "v1", kind: "Pod", metadata: { name: "checkout-7d9f-abcde", namespace: workloads, ownerReferences: owner("apps/v1", "ReplicaSet", "checkout-7d9f") } },
-  { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler", metadata: { name: "checkout", namespace: workloads }, spec: { scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "checkout" }, minReplicas: 2, maxReplicas: 5 } },
-  { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "checkout", namespace: workloads }, spec: { minAvailable: 1, selector: { matchLabels: { app: "checkout" } } } }
+  {
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    metadata: { name: "checkout-7d9f", namespace: workloads, ownerReferences: owner("apps/v1", "Deployment", "checkout") }
+  },
+  {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "checkout-7d9f-abcde", namespace: workloads, ownerReferences: owner("apps/v1", "ReplicaSet", "checkout-7d9f") }
+  },
+  {
+    apiVersion: "autoscaling/v2",
+    kind: "HorizontalPodAutoscaler",
+    metadata: { name: "checkout", namespace: workloads },
+    spec: { scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "checkout" }, minReplicas: 2, maxReplicas: 5 }
+  },
+  {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: { name: "checkout", namespace: workloads },
+    spec: { minAvailable: 1, selector: { matchLabels: { app: "checkout" } } }
+  }
 ]
 
 const podAlert = (name: string, labels: Record<string, string> = {}) => {
   const o = rr(name) as { spec: Record<string, unknown> }
-  return { ...o, spec: { ...o.spec, signalLabels: { alertname: "KubePodCrashLooping", namespace: workloads, pod: "checkout-7d9f-abcde", ...labels } } } as KubeObject
+  return {
+    ...o,
+    spec: { ...o.spec, signalLabels: { alertname: "KubePodCrashLooping", namespace: workloads, pod: "checkout-7d9f-abcde", ...labels } }
+  } as KubeObject
 }
 
 const productionApproval = `package approval
@@ -71,7 +92,15 @@ describe("signal processing and policy", () => {
             ],
             degradedMode: false
           },
-          detectedLabels: { gitOpsManaged: true, gitOpsTool: "argocd", helmManaged: true, hpaEnabled: true, pdbProtected: true, stateful: false, failedDetections: [] },
+          detectedLabels: {
+            gitOpsManaged: true,
+            gitOpsTool: "argocd",
+            helmManaged: true,
+            hpaEnabled: true,
+            pdbProtected: true,
+            stateful: false,
+            failedDetections: []
+          },
           businessClassification: { criticality: "High" }
         }
       })
@@ -99,7 +128,11 @@ describe("signal processing and policy", () => {
 
   it.scoped("a policy requiring approval for environment=production is honoured; staging is auto-approved", () =>
     Effect.gen(function* () {
-      const staging: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "staging", labels: { "kubemend.io/managed": "true", environment: "staging" } } }
+      const staging: KubeObject = {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "staging", labels: { "kubemend.io/managed": "true", environment: "staging" } }
+      }
       const stagingDeployment: KubeObject = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "checkout", namespace: "staging" } }
       const h = yield* harness({
         config,
@@ -162,9 +195,16 @@ describe("signal processing and policy", () => {
 
   it.scoped("a signal policy.rego calls not actionable completes NoActionRequired without an analysis", () =>
     Effect.gen(function* () {
-      const quietHours = defaultPolicies["policy.rego"].replace("default actionable := true", "default actionable := true\n\nactionable := false if input.signal.severity == \"info\"")
+      const quietHours = defaultPolicies["policy.rego"].replace(
+        "default actionable := true",
+        "default actionable := true\n\nactionable := false if input.signal.severity == \"info\""
+      )
       const info = rr("rr-info") as { spec: Record<string, unknown> }
-      const h = yield* harness({ config, policies: { "policy.rego": quietHours }, seed: [...shop, { ...info, spec: { ...info.spec, severity: "info" } } as KubeObject] })
+      const h = yield* harness({
+        config,
+        policies: { "policy.rego": quietHours },
+        seed: [...shop, { ...info, spec: { ...info.spec, severity: "info" } } as KubeObject]
+      })
       yield* h.settle
       expect((yield* h.rr("rr-info")).status).toMatchObject({ overallPhase: "Completed", outcome: "NoActionRequired" })
       expect(Option.isNone(yield* h.get("aianalyses", "ai-rr-info"))).toBe(true)
@@ -180,7 +220,10 @@ describe("signal processing and policy", () => {
       expect(sp.status).toMatchObject({
         phase: "Completed",
         environment: "production",
-        enrichmentResults: { kubernetesContext: { degradedMode: true, ownerChain: [] }, detectedLabels: { hpaEnabled: false, failedDetections: ["hpaEnabled", "pdbProtected"] } }
+        enrichmentResults: {
+          kubernetesContext: { degradedMode: true, ownerChain: [] },
+          detectedLabels: { hpaEnabled: false, failedDetections: ["hpaEnabled", "pdbProtected"] }
+        }
       })
       expect(sample(yield* h.metrics, "signalprocessing_enrichment_errors_total", { error_type: "target_not_found" })).toBe(1)
       expect((yield* h.rr("rr-a")).status.overallPhase).toBe("Running")

@@ -26,25 +26,30 @@ import { NotificationReconciler } from "../src/Notification/NotificationReconcil
 const apiGroup = "kubemend.io"
 const namespace = "kubemend-system"
 
-interface Received { readonly headers: Http.IncomingHttpHeaders; readonly body: string }
+interface Received {
+  readonly headers: Http.IncomingHttpHeaders
+  readonly body: string
+}
 
 /** An HTTP receiver answering the scripted statuses in turn (the last one repeats). */
 const receiver = (statuses: ReadonlyArray<number>) =>
   Effect.acquireRelease(
-    Effect.promise(() => new Promise<{ url: string; received: Array<Received>; server: Http.Server; script: Array<number> }>((resolve) => {
-      const received: Array<Received> = []
-      const script = [...statuses]
-      const server = Http.createServer((req, res) => {
-        let body = ""
-        req.on("data", (c) => (body += c))
-        req.on("end", () => {
-          received.push({ headers: req.headers, body })
-          const status = script.length > 1 ? script.shift()! : script[0]!
-          res.writeHead(status, { "content-type": "application/json" }).end(status < 300 ? '{"status":"success"}' : '{"error":"down"}')
+    Effect.promise(() =>
+      new Promise<{ url: string; received: Array<Received>; server: Http.Server; script: Array<number> }>((resolve) => {
+        const received: Array<Received> = []
+        const script = [...statuses]
+        const server = Http.createServer((req, res) => {
+          let body = ""
+          req.on("data", (c) => (body += c))
+          req.on("end", () => {
+            received.push({ headers: req.headers, body })
+            const status = script.length > 1 ? script.shift()! : script[0]!
+            res.writeHead(status, { "content-type": "application/json" }).end(status < 300 ? "{\"status\":\"success\"}" : "{\"error\":\"down\"}")
+          })
         })
+        server.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received, server, script }))
       })
-      server.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received, server, script }))
-    })),
+    ),
     (r) => Effect.promise(() => new Promise<void>((done) => r.server.close(() => done())))
   )
 
@@ -55,9 +60,15 @@ const nr = (name: string, spec: Record<string, unknown> = {}) => ({
   kind: "NotificationRequest",
   metadata: { name },
   spec: {
-    type: "escalation", priority: "critical", channel: "ops", subject: `Manual review required: ${name}`, body: "The investigation asked for a human.",
-    reason: "operator_escalation", remediationRequestRef: { name: `rr-${name}`, namespace },
-    target: { kind: "Deployment", name: "checkout", namespace: "shop" }, ...spec
+    type: "escalation",
+    priority: "critical",
+    channel: "ops",
+    subject: `Manual review required: ${name}`,
+    body: "The investigation asked for a human.",
+    reason: "operator_escalation",
+    remediationRequestRef: { name: `rr-${name}`, namespace },
+    target: { kind: "Deployment", name: "checkout", namespace: "shop" },
+    ...spec
   }
 })
 
@@ -67,10 +78,13 @@ const setup = (settings: Partial<NotificationSettings>, objects: ReadonlyArray<u
     const kube = yield* DevKube.scoped({ apiGroup })
     kube.seed([{ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }, ...renderCrds(apiGroup), ...objects])
     const records: Array<NotificationAudit> = []
-    const storage = Layer.effect(Storage, Effect.map(makeMemory({}), (s) => ({
-      ...s,
-      recordNotification: (r: NotificationAudit) => Effect.zipRight(Effect.sync(() => records.push(r)), s.recordNotification(r))
-    })))
+    const storage = Layer.effect(
+      Storage,
+      Effect.map(makeMemory({}), (s) => ({
+        ...s,
+        recordNotification: (r: NotificationAudit) => Effect.zipRight(Effect.sync(() => records.push(r)), s.recordNotification(r))
+      }))
+    )
     const deps = Layer.mergeAll(
       K8sLive.layer({ namespace, apiGroup, kubeconfig: kube.kubeConfig() }).pipe(Layer.orDie),
       ClusterLive.layer({ apiGroup, kubeconfig: kube.kubeConfig() }),
@@ -97,7 +111,12 @@ const setup = (settings: Partial<NotificationSettings>, objects: ReadonlyArray<u
     return { kube, reconcile: (name: string) => reconciler.reconcile(`${namespace}/${name}`), status, create, records, breakers, gauge }
   })
 
-const hook = (name: string, url: string, hmac = true): Receiver => ({ name, channel: "webhook", url, ...(hmac ? { hmacSecret: { name: "hook-secret", key: "key" } } : {}) })
+const hook = (name: string, url: string, hmac = true): Receiver => ({
+  name,
+  channel: "webhook",
+  url,
+  ...(hmac ? { hmacSecret: { name: "hook-secret", key: "key" } } : {})
+})
 
 describe("notification delivery", () => {
   it.scoped("a webhook that fails then recovers: Retrying with backoff, then Sent with a valid signature and an audit record", () =>
@@ -106,7 +125,10 @@ describe("notification delivery", () => {
       const h = yield* setup({ receivers: [hook("ops", target.url)], defaultReceivers: ["ops"] }, [secret("hook-secret", { key: "s3cret" })])
       yield* h.create(nr("a"))
       const first = yield* h.reconcile("a")
-      expect(h.status("a")).toMatchObject({ phase: "Retrying", deliveries: [{ receiver: "ops", status: "Retrying", attempts: 1, lastError: expect.stringContaining("HTTP 503") }] })
+      expect(h.status("a")).toMatchObject({
+        phase: "Retrying",
+        deliveries: [{ receiver: "ops", status: "Retrying", attempts: 1, lastError: expect.stringContaining("HTTP 503") }]
+      })
       expect(first.requeueAfter).toEqual(Duration.seconds(30))
       // Not due yet: nothing is sent.
       yield* h.reconcile("a")
@@ -121,7 +143,9 @@ describe("notification delivery", () => {
       const ts = String(last.headers["x-kubemend-timestamp"])
       expect(last.headers["x-kubemend-signature"]).toBe(`sha256=${createHmac("sha256", "s3cret").update(`${ts}.${last.body}`).digest("hex")}`)
       expect(JSON.parse(last.body)).toMatchObject({ kind: "NotificationRequest", name: "a", type: "escalation", remediationRequest: "rr-a" })
-      expect(h.records).toEqual([expect.objectContaining({ remediation_id: "rr-a", channel: "webhook", recipient: "ops", status: "sent", escalation_level: 1 })])
+      expect(h.records).toEqual([
+        expect.objectContaining({ remediation_id: "rr-a", channel: "webhook", recipient: "ops", status: "sent", escalation_level: 1 })
+      ])
       expect(yield* h.gauge("svc_notification_reconciler_active", { phase: "Sent" })).toBe(1)
       expect(yield* h.gauge("svc_notification_delivery_retries_total", { channel: "webhook" })).toBe(2)
       // A final answer is not retried.
@@ -178,8 +202,17 @@ describe("notification delivery", () => {
       expect(h.status("approval")).toMatchObject({ phase: "Sent", deliveries: [{ receiver: "chat", channel: "slack" }] })
       expect(pd.received).toHaveLength(1)
       expect(JSON.parse(pd.received[0]!.body)).toEqual({
-        routing_key: "R0UT1NGKEY", event_action: "trigger", dedup_key: "crit",
-        payload: expect.objectContaining({ summary: "Manual review required: crit", severity: "critical", source: "Deployment/checkout in shop", component: "Deployment/checkout", group: "shop", class: "escalation" })
+        routing_key: "R0UT1NGKEY",
+        event_action: "trigger",
+        dedup_key: "crit",
+        payload: expect.objectContaining({
+          summary: "Manual review required: crit",
+          severity: "critical",
+          source: "Deployment/checkout in shop",
+          component: "Deployment/checkout",
+          group: "shop",
+          class: "escalation"
+        })
       })
       const message = JSON.parse(slack.received[1]!.body)
       expect(message.text).toContain("Approval waiting: rr-approval")
@@ -196,27 +229,51 @@ describe("notification delivery", () => {
     Effect.gen(function* () {
       const mails: Array<{ from: string; to: Array<string>; raw: string; user: string | undefined }> = []
       const smtp = yield* Effect.acquireRelease(
-        Effect.promise(() => new Promise<SMTPServer & { port: number }>((resolve) => {
-          const server = new SMTPServer({
-            authOptional: false,
-            disabledCommands: ["STARTTLS"],
-            onAuth: (auth, _s, cb) => (auth.username === "kubemend" && auth.password === "mail-pass" ? cb(null, { user: auth.username }) : cb(new Error("bad login"))),
-            onRcptTo: (address, _s, cb) => (address.address.endsWith("@nowhere.test") ? cb(Object.assign(new Error("no such user"), { responseCode: 550 })) : cb()),
-            onData: (stream, session, cb) => {
-              let raw = ""
-              stream.on("data", (c) => (raw += c))
-              stream.on("end", () => {
-                mails.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "", to: session.envelope.rcptTo.map((r) => r.address), raw, user: session.user as string | undefined })
-                cb()
-              })
-            }
+        Effect.promise(() =>
+          new Promise<SMTPServer & { port: number }>((resolve) => {
+            const server = new SMTPServer({
+              authOptional: false,
+              disabledCommands: ["STARTTLS"],
+              onAuth: (
+                auth,
+                _s,
+                cb
+              ) => (auth.username === "kubemend" && auth.password === "mail-pass" ? cb(null, { user: auth.username }) : cb(new Error("bad login"))),
+              onRcptTo: (
+                address,
+                _s,
+                cb
+              ) => (address.address.endsWith("@nowhere.test") ? cb(Object.assign(new Error("no such user"), { responseCode: 550 })) : cb()),
+              onData: (stream, session, cb) => {
+                let raw = ""
+                stream.on("data", (c) => (raw += c))
+                stream.on("end", () => {
+                  mails.push({
+                    from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+                    to: session.envelope.rcptTo.map((r) => r.address),
+                    raw,
+                    user: session.user as string | undefined
+                  })
+                  cb()
+                })
+              }
+            })
+            server.listen(0, "127.0.0.1", () => resolve(Object.assign(server, { port: (server.server.address() as AddressInfo).port })))
           })
-          server.listen(0, "127.0.0.1", () => resolve(Object.assign(server, { port: (server.server.address() as AddressInfo).port })))
-        })),
+        ),
         (s) => Effect.promise(() => new Promise<void>((done) => s.close(() => done())))
       )
       const ok = yield* receiver([200])
-      const mail = (name: string, to: string): Receiver => ({ name, channel: "email", host: "127.0.0.1", port: smtp.port, secure: false, from: "kubemend@example.test", to: [to], authSecret: "smtp" })
+      const mail = (name: string, to: string): Receiver => ({
+        name,
+        channel: "email",
+        host: "127.0.0.1",
+        port: smtp.port,
+        secure: false,
+        from: "kubemend@example.test",
+        to: [to],
+        authSecret: "smtp"
+      })
       const h = yield* setup({
         receivers: [mail("oncall-mail", "oncall@example.test"), mail("bad-mail", "ghost@nowhere.test"), hook("ops", ok.url, false)],
         routes: [{ types: [], severities: [], receivers: ["oncall-mail"], continue: false }]

@@ -24,7 +24,9 @@ const engineAt = (url: string) =>
 describe("policy engine client", () => {
   it.live("an engine that never answers: after the deadline, approval required and classification built in, both degraded", () =>
     Effect.gen(function* () {
-      const opa = yield* makeOpa({ policies: { "kubemend/policy.rego": defaultPolicies["policy.rego"], "kubemend/approval.rego": defaultPolicies["approval.rego"] } })
+      const opa = yield* makeOpa({
+        policies: { "kubemend/policy.rego": defaultPolicies["policy.rego"], "kubemend/approval.rego": defaultPolicies["approval.rego"] }
+      })
       const context = yield* engineAt(opa.url)
       const engine = yield* Effect.provide(PolicyEngine, context)
       expect(yield* engine.approval({ confidence: 0.99, threshold: 0.8 })).toEqual({ requireApproval: false, reasons: [], degraded: false })

@@ -49,17 +49,20 @@ export class Access extends Effect.Service<Access>()("@kubemend/signals/Access",
       const key = authorization === undefined ? "" : createHash("sha256").update(authorization).digest("base64")
       const hit = allowed.get(key)
       if (hit !== undefined && hit.until > now) return hit.sender
-      const granted = yield* reviewing(key, Effect.gen(function* () {
-        const principal = yield* Effect.mapError(auth.authenticateServiceAccount(authorization), (error) => new AccessRefused({ error, user: undefined }))
-        const sender: Sender = { user: principal.user, groups: principal.groups }
-        if (!(yield* review(sender))) {
-          return yield* new AccessRefused({
-            error: new Forbidden({ detail: `${sender.user} may not send signals (needs the gateway-signal-source role)` }),
-            user: sender.user
-          })
-        }
-        return { sender, until: Math.min(now + ttl, principal.expiresAt.getTime()) }
-      }))
+      const granted = yield* reviewing(
+        key,
+        Effect.gen(function* () {
+          const principal = yield* Effect.mapError(auth.authenticateServiceAccount(authorization), (error) => new AccessRefused({ error, user: undefined }))
+          const sender: Sender = { user: principal.user, groups: principal.groups }
+          if (!(yield* review(sender))) {
+            return yield* new AccessRefused({
+              error: new Forbidden({ detail: `${sender.user} may not send signals (needs the gateway-signal-source role)` }),
+              user: sender.user
+            })
+          }
+          return { sender, until: Math.min(now + ttl, principal.expiresAt.getTime()) }
+        })
+      )
       if (allowed.size >= 10_000) allowed.clear()
       allowed.set(key, granted)
       return granted.sender

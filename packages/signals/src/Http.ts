@@ -38,10 +38,12 @@ export const answer = (results: ReadonlyArray<Result>): Either.Either<HttpServer
   if (resolved !== undefined) return Either.right(json({ ...resolved, status: "recorded", ...extra }, 200))
   const index = results.findIndex((r) => r.status === "rejected")
   const rejected = results[index] as Extract<Result, { status: "rejected" }>
-  return Either.left(new ValidationError({
-    field: results.length > 1 ? `alerts.${index}.labels` : "labels",
-    detail: `no resolvable target (${rejected.reason}): ${rejected.detail}`
-  }))
+  return Either.left(
+    new ValidationError({
+      field: results.length > 1 ? `alerts.${index}.labels` : "labels",
+      detail: `no resolvable target (${rejected.reason}): ${rejected.detail}`
+    })
+  )
 }
 
 export const SignalRoutes = Effect.gen(function* () {
@@ -58,7 +60,9 @@ export const SignalRoutes = Effect.gen(function* () {
       if (Number.isFinite(length) && length > config.maxBodyBytes) return yield* new PayloadTooLarge({ limitBytes: config.maxBodyBytes })
       const text = yield* request.text.pipe(
         Effect.mapError((e) =>
-          String(e.cause).includes("maxBytes") ? new PayloadTooLarge({ limitBytes: config.maxBodyBytes }) : new ValidationError({ detail: "the request body could not be read" })
+          String(e.cause).includes("maxBytes")
+            ? new PayloadTooLarge({ limitBytes: config.maxBodyBytes })
+            : new ValidationError({ detail: "the request body could not be read" })
         ),
         HttpIncomingMessage.withMaxBodySize(Option.some(config.maxBodyBytes))
       )
@@ -69,7 +73,10 @@ export const SignalRoutes = Effect.gen(function* () {
     Effect.forEach(signals, (s) =>
       intake.ingest(s).pipe(
         Effect.map((o): Result => o),
-        Effect.catchIf((e): e is Unresolvable => e instanceof Unresolvable, (e) => Effect.succeed<Result>({ status: "rejected", reason: e.reason, detail: e.detail }))
+        Effect.catchIf(
+          (e): e is Unresolvable => e instanceof Unresolvable,
+          (e) => Effect.succeed<Result>({ status: "rejected", reason: e.reason, detail: e.detail })
+        )
       ), { concurrency: 8 })
 
   const handle = (endpoint: string, toSignals: (body: unknown, receivedAt: string) => Effect.Effect<ReadonlyArray<Signal> | string, ValidationError>) =>

@@ -72,10 +72,12 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
       const hit = targets.get(key)
       if (hit !== undefined && now - hit.at < refresh) return Effect.succeed(hit.target)
       return resolving(key, api(resolveTarget(raw).pipe(Effect.provideService(K8s, k8s)))).pipe(
-        Effect.tap((t) => Effect.sync(() => {
-          if (targets.size >= config.maxTracked) targets.clear()
-          targets.set(key, { target: t, at: now })
-        }))
+        Effect.tap((t) =>
+          Effect.sync(() => {
+            if (targets.size >= config.maxTracked) targets.clear()
+            targets.set(key, { target: t, at: now })
+          })
+        )
       )
     }
 
@@ -89,10 +91,12 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
         if (requests.synced()) return known
         if (known !== undefined && now - known.checkedAt < refresh) return known
         if (known !== undefined) {
-          const rr = yield* api(k8s.getCr("remediationrequests", known.rrName).pipe(
-            Effect.map((o): KubeObject | undefined => o),
-            Effect.catchTag("K8sNotFound", () => Effect.succeed(undefined))
-          ))
+          const rr = yield* api(
+            k8s.getCr("remediationrequests", known.rrName).pipe(
+              Effect.map((o): KubeObject | undefined => o),
+              Effect.catchTag("K8sNotFound", () => Effect.succeed(undefined))
+            )
+          )
           if (rr !== undefined) return (observe(known, rr, now), known)
           index.delete(fp)
         }
@@ -119,24 +123,29 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
             const deduplication = { firstSeenAt: entry.firstSeen, lastSeenAt: entry.lastSeen, occurrenceCount: entry.count }
             return k8s.patchCrStatus("remediationrequests", entry.rrName, { deduplication }).pipe(
               Effect.retry({ schedule: Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(4))), while: isOutage }),
-              Effect.catchAll((e) => Effect.logWarning("could not write the deduplication count", e).pipe(
-                Effect.annotateLogs({ remediationRequest: entry.rrName })
-              ))
+              Effect.catchAll((e) =>
+                Effect.logWarning("could not write the deduplication count", e).pipe(
+                  Effect.annotateLogs({ remediationRequest: entry.rrName })
+                )
+              )
             )
           }))
         }
-      }).pipe(Effect.onExit((exit) => Effect.suspend(() => {
-        entry.flushing = false
-        // A count that came between the last write and this exit gets its own writer (not after interruption: shutdown).
-        return entry.dirty && !Exit.isInterrupted(exit) ? Effect.asVoid(Effect.forkIn(flush(entry), scope)) : Effect.void
-      })))
+      }).pipe(Effect.onExit((exit) =>
+        Effect.suspend(() => {
+          entry.flushing = false
+          // A count that came between the last write and this exit gets its own writer (not after interruption: shutdown).
+          return entry.dirty && !Exit.isInterrupted(exit) ? Effect.asVoid(Effect.forkIn(flush(entry), scope)) : Effect.void
+        })
+      ))
 
     // On shutdown, what is counted but unwritten goes out (within the drain, as the layer closes).
     yield* Effect.addFinalizer(() =>
       Effect.forEach(index.dirty(), (e) => flush(e, Duration.zero), { concurrency: 8, discard: true }).pipe(
         Effect.timeout(Duration.seconds(5)),
         Effect.ignore
-      ))
+      )
+    )
 
     const deduplicate = (signal: Signal, fp: string, entry: Entry, at: string) =>
       Effect.gen(function* () {
@@ -171,7 +180,9 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
       yield* metrics.received(signal.source, signal.severity)
       if ("unresolvable" in signal.target) {
         yield* metrics.rejected(signal.target.unresolvable)
-        return yield* Effect.fail(new Unresolvable(signal.target.unresolvable, "the signal names no namespace and no resource (pod, deployment, statefulset, daemonset, node, …)"))
+        return yield* Effect.fail(
+          new Unresolvable(signal.target.unresolvable, "the signal names no namespace and no resource (pod, deployment, statefulset, daemonset, node, …)")
+        )
       }
       const now = yield* Clock.currentTimeMillis
       const at = new Date(now).toISOString()

@@ -15,8 +15,7 @@ export interface RequestOptions {
 }
 
 /** Label values: at most 63 characters of `[A-Za-z0-9._-]`, starting and ending alphanumeric. */
-export const labelValue = (s: string) =>
-  s.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "")
+export const labelValue = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "")
 
 const cut = (text: string, max: number) => {
   const bytes = Buffer.from(text)

@@ -25,14 +25,17 @@ import { SignalsMetrics } from "./SignalsMetrics.ts"
 const lastAnswers = HttpMiddleware.make((app) =>
   app.pipe(
     Effect.catchAll((e) =>
-      HttpServerError.isServerError(e) && e._tag === "RouteNotFound" ? problemResponse(noRoute(e.request), e.request.url) : Effect.fail(e)),
+      HttpServerError.isServerError(e) && e._tag === "RouteNotFound" ? problemResponse(noRoute(e.request), e.request.url) : Effect.fail(e)
+    ),
     Effect.catchAllDefect((defect) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         yield* Effect.logError("request failed", Cause.die(defect))
         return yield* problemResponse(new InternalError({}), request.url)
-      }))
-  ))
+      })
+    )
+  )
+)
 
 const ApiLive = Layer.unwrapEffect(Effect.map(SignalRoutes, (router) => HttpServer.serve(router.pipe(lastAnswers, drainGuard, apiHeaders))))
 
@@ -41,10 +44,13 @@ const ReadinessLive = Layer.effectDiscard(
     const readiness = yield* Readiness
     const k8s = yield* K8s
     const breaker = yield* Breaker
-    yield* readiness.register("kubernetes", Effect.gen(function* () {
-      if ((yield* breaker.state) === "open") return yield* Effect.fail("kubernetes circuit breaker open")
-      yield* k8s.listCr("remediationrequests", { labelSelector: "kubemend.io/none=none" })
-    }))
+    yield* readiness.register(
+      "kubernetes",
+      Effect.gen(function* () {
+        if ((yield* breaker.state) === "open") return yield* Effect.fail("kubernetes circuit breaker open")
+        yield* k8s.listCr("remediationrequests", { labelSelector: "kubemend.io/none=none" })
+      })
+    )
   })
 )
 

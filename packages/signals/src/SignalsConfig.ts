@@ -43,7 +43,14 @@ export interface SignalsSettings {
 }
 
 export const defaultEventReasons = [
-  "BackOff", "OOMKilling", "FailedScheduling", "Unhealthy", "FailedMount", "Evicted", "FailedCreate", "NodeNotReady"
+  "BackOff",
+  "OOMKilling",
+  "FailedScheduling",
+  "Unhealthy",
+  "FailedMount",
+  "Evicted",
+  "FailedCreate",
+  "NodeNotReady"
 ] as const
 
 // Effect's JSON provider reads an empty list (`[]` in the file) as `["<nil>"]`; that and blanks are no entries.
@@ -78,8 +85,7 @@ export class SignalsConfig extends Context.Tag("@kubemend/signals/SignalsConfig"
     events: { enabled: false, reasons: [...defaultEventReasons], namespaces: [] }
   }
 
-  static readonly layer = (overrides: Partial<SignalsSettings> = {}) =>
-    Layer.succeed(SignalsConfig, { ...SignalsConfig.defaults, ...overrides })
+  static readonly layer = (overrides: Partial<SignalsSettings> = {}) => Layer.succeed(SignalsConfig, { ...SignalsConfig.defaults, ...overrides })
 
   static readonly layerConfig = Layer.effect(
     SignalsConfig,

@@ -6,10 +6,18 @@ export class SignalsMetrics extends Effect.Service<SignalsMetrics>()("@kubemend/
   effect: Effect.gen(function* () {
     const m = yield* Metrics
     const received = m.counter({ name: "gateway_signals_received_total", help: "Signals received", labelNames: ["source_type", "severity"] })
-    const deduplicated = m.counter({ name: "gateway_signals_deduplicated_total", help: "Signals folded into an existing remediation request", labelNames: ["signal_name"] })
+    const deduplicated = m.counter({
+      name: "gateway_signals_deduplicated_total",
+      help: "Signals folded into an existing remediation request",
+      labelNames: ["signal_name"]
+    })
     const rejected = m.counter({ name: "gateway_signals_rejected_total", help: "Signals rejected", labelNames: ["reason"] })
     const created = m.counter({ name: "gateway_crds_created_total", help: "Remediation requests created", labelNames: ["source_type", "status"] })
-    const creationErrors = m.counter({ name: "gateway_crd_creation_errors_total", help: "Remediation requests that could not be created", labelNames: ["error_type"] })
+    const creationErrors = m.counter({
+      name: "gateway_crd_creation_errors_total",
+      help: "Remediation requests that could not be created",
+      labelNames: ["error_type"]
+    })
     const duration = m.histogram({
       name: "gateway_http_request_duration_seconds",
       help: "Signal API request duration",

@@ -35,7 +35,12 @@ describe("Kubernetes event watch", () => {
       kube.put(event("checkout.oom", "OOMKilling"))
       yield* until(() => requests(kube).length === 1)
       const rr = requests(kube)[0]!
-      expect(rr.spec).toMatchObject({ signalName: "OOMKilling", severity: "high", signalSource: "kubernetes", targetResource: { kind: "Deployment", name: "checkout" } })
+      expect(rr.spec).toMatchObject({
+        signalName: "OOMKilling",
+        severity: "high",
+        signalSource: "kubernetes",
+        targetResource: { kind: "Deployment", name: "checkout" }
+      })
       // The kubelet counting a repeat (MODIFIED) is the same remediation.
       kube.put({ ...event("checkout.oom", "OOMKilling"), count: 2 })
       yield* until(() => ((requests(kube)[0] as any).status?.deduplication?.occurrenceCount ?? 0) === 2)

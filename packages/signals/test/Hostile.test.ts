@@ -29,7 +29,12 @@ describe("hostile signal senders", () => {
         ["alg none", yield* issuer.bad.algNone(), 401, undefined],
         ["another issuer", yield* foreign.persona("sre"), 401, undefined],
         ["another namespace's ServiceAccount", kube.registerServiceAccountToken("intruders", "scraper"), 403, "system:serviceaccount:intruders:scraper"],
-        ["the platform's name in another namespace", kube.registerServiceAccountToken("intruders", "alertmanager"), 403, "system:serviceaccount:intruders:alertmanager"],
+        [
+          "the platform's name in another namespace",
+          kube.registerServiceAccountToken("intruders", "alertmanager"),
+          403,
+          "system:serviceaccount:intruders:alertmanager"
+        ],
         ["the sender from a disallowed origin", sender, 403, undefined, { origin: "https://evil.example" }]
       ]
       const body = webhook([alert({ namespace: "shop", pod: "checkout-7d9f-abcde" })])

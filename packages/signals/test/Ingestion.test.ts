@@ -12,7 +12,11 @@ describe("signal ingestion", () => {
       const svc = yield* startSignals(kube)
       const res = yield* post(svc.url + prom, webhook([alert({ namespace: "shop", pod: "checkout-7d9f-abcde" })]), sender)
       expect(res.status).toBe(201)
-      expect(res.body).toMatchObject({ status: "accepted", fingerprint: expect.stringMatching(/^[a-f0-9]{64}$/), remediationRequestRef: { namespace: "kubemend-system" } })
+      expect(res.body).toMatchObject({
+        status: "accepted",
+        fingerprint: expect.stringMatching(/^[a-f0-9]{64}$/),
+        remediationRequestRef: { namespace: "kubemend-system" }
+      })
       const rr = kube.get("kubemend.io/v1alpha1", "RemediationRequest", res.body.remediationRequestRef.name, "kubemend-system")!
       expect(rr.spec).toMatchObject({
         signalName: "KubePodCrashLooping",
@@ -32,12 +36,22 @@ describe("signal ingestion", () => {
       const events = yield* svc.recorder.events
       const genesis = events.find((e) => e.event_type === "gateway.signal.received")!
       expect(genesis.correlation_id).toBe(rr.metadata.name)
-      expect(genesis.event_data).toMatchObject({ fingerprint: res.body.fingerprint, resource_kind: "Deployment", resource_name: "checkout", target_namespace: "shop" })
+      expect(genesis.event_data).toMatchObject({
+        fingerprint: res.body.fingerprint,
+        resource_kind: "Deployment",
+        resource_name: "checkout",
+        target_namespace: "shop"
+      })
 
       // Another pod of the same Deployment is the same remediation.
       const again = yield* post(svc.url + prom, webhook([alert({ namespace: "shop", pod: "checkout-7d9f-fghij" })]), sender)
       expect(again.status).toBe(202)
-      expect(again.body).toMatchObject({ status: "deduplicated", fingerprint: res.body.fingerprint, count: 2, remediationRequestRef: res.body.remediationRequestRef })
+      expect(again.body).toMatchObject({
+        status: "deduplicated",
+        fingerprint: res.body.fingerprint,
+        count: 2,
+        remediationRequestRef: res.body.remediationRequestRef
+      })
     }))
 
   it.scopedLive("1,000 identical alerts in one burst make exactly one request, counted in status.deduplication", () =>
@@ -71,14 +85,15 @@ describe("signal ingestion", () => {
       // Re-reading a known request's phase is off: what changes in the cluster must arrive through the watch.
       const svc = yield* startSignals(kube, { phaseRefresh: Duration.hours(1) })
       const body = webhook([alert({ namespace: "shop", deployment: "checkout" })])
-      const firstOf = (status: number) => Effect.promise(async () => {
-        for (let i = 0; i < 60; i++) {
-          const res = await Effect.runPromise(post(svc.url + prom, body, sender))
-          if (res.status === status) return res.body
-          await new Promise((r) => setTimeout(r, 50))
-        }
-        throw new Error(`never answered ${status}`)
-      })
+      const firstOf = (status: number) =>
+        Effect.promise(async () => {
+          for (let i = 0; i < 60; i++) {
+            const res = await Effect.runPromise(post(svc.url + prom, body, sender))
+            if (res.status === status) return res.body
+            await new Promise((r) => setTimeout(r, 50))
+          }
+          throw new Error(`never answered ${status}`)
+        })
       const first = yield* firstOf(201)
       kube.clearRequests()
       yield* Effect.forEach(Array.from({ length: 20 }), () => post(svc.url + prom, body, sender), { discard: true })
@@ -104,12 +119,16 @@ describe("signal ingestion", () => {
       expect(kube.list("kubemend.io/v1alpha1", "RemediationRequest", "kubemend-system")).toHaveLength(0)
       expect((yield* svc.recorder.events).map((e) => e.event_type)).toEqual(["gateway.signal.resolved"])
 
-      const grouped = yield* post(svc.url + prom, webhook([
-        alert({ namespace: "shop", pod: "checkout-7d9f-abcde" }),
-        alert({ namespace: "shop", statefulset: "payments-db", alertname: "PersistentVolumeFillingUp", severity: "medium" }),
-        alert({ namespace: "shop", pod: "gone-pod" }),
-        alert({ namespace: "shop", deployment: "checkout" }, "resolved")
-      ]), sender)
+      const grouped = yield* post(
+        svc.url + prom,
+        webhook([
+          alert({ namespace: "shop", pod: "checkout-7d9f-abcde" }),
+          alert({ namespace: "shop", statefulset: "payments-db", alertname: "PersistentVolumeFillingUp", severity: "medium" }),
+          alert({ namespace: "shop", pod: "gone-pod" }),
+          alert({ namespace: "shop", deployment: "checkout" }, "resolved")
+        ]),
+        sender
+      )
       expect(grouped.status).toBe(201)
       expect(grouped.body.results.map((r: any) => r.status)).toEqual(["accepted", "accepted", "rejected", "resolved"])
       expect(grouped.body.results[2]).toMatchObject({ reason: "target_not_found" })
@@ -173,16 +192,26 @@ describe("signal ingestion", () => {
       const { kube, sender } = yield* startKube
       const svc = yield* startSignals(kube)
       const event = {
-        apiVersion: "v1", kind: "Event",
+        apiVersion: "v1",
+        kind: "Event",
         metadata: { name: "checkout-7d9f-abcde.1", namespace: "shop" },
         involvedObject: { kind: "Pod", name: "checkout-7d9f-abcde", namespace: "shop", apiVersion: "v1" },
-        reason: "BackOff", message: "Back-off restarting failed container", type: "Warning", count: 5,
-        firstTimestamp: "2026-11-26T01:00:00Z", lastTimestamp: "2026-11-26T01:05:00Z"
+        reason: "BackOff",
+        message: "Back-off restarting failed container",
+        type: "Warning",
+        count: 5,
+        firstTimestamp: "2026-11-26T01:00:00Z",
+        lastTimestamp: "2026-11-26T01:05:00Z"
       }
       const res = yield* post(svc.url + "/api/v1/signals/kubernetes-event", event, sender)
       expect(res.status).toBe(201)
       const rr = kube.get("kubemend.io/v1alpha1", "RemediationRequest", res.body.remediationRequestRef.name, "kubemend-system")!
-      expect(rr.spec).toMatchObject({ signalName: "BackOff", signalType: "kubernetes-event", signalSource: "kubernetes", targetResource: { kind: "Deployment", name: "checkout" } })
+      expect(rr.spec).toMatchObject({
+        signalName: "BackOff",
+        signalType: "kubernetes-event",
+        signalSource: "kubernetes",
+        targetResource: { kind: "Deployment", name: "checkout" }
+      })
       const ignored = yield* post(svc.url + "/api/v1/signals/kubernetes-event", { ...event, reason: "Pulled" }, sender)
       expect(ignored).toMatchObject({ status: 200, body: { status: "ignored", reason: "reason_not_allowed" } })
     }))

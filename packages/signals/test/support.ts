@@ -42,9 +42,21 @@ const world = [
   { apiVersion: "v1", kind: "Namespace", metadata: { name: "shop", labels: { environment: "production" } } },
   { apiVersion: "v1", kind: "Namespace", metadata: { name: "monitoring" } },
   { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "checkout", namespace: "shop", uid: "checkout-uid" }, spec: { replicas: 2 } },
-  { apiVersion: "apps/v1", kind: "ReplicaSet", metadata: { name: "checkout-7d9f", namespace: "shop", uid: "checkout-7d9f-uid", ownerReferences: owner("apps/v1", "Deployment", "checkout") } },
-  { apiVersion: "v1", kind: "Pod", metadata: { name: "checkout-7d9f-abcde", namespace: "shop", ownerReferences: owner("apps/v1", "ReplicaSet", "checkout-7d9f") } },
-  { apiVersion: "v1", kind: "Pod", metadata: { name: "checkout-7d9f-fghij", namespace: "shop", ownerReferences: owner("apps/v1", "ReplicaSet", "checkout-7d9f") } },
+  {
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    metadata: { name: "checkout-7d9f", namespace: "shop", uid: "checkout-7d9f-uid", ownerReferences: owner("apps/v1", "Deployment", "checkout") }
+  },
+  {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "checkout-7d9f-abcde", namespace: "shop", ownerReferences: owner("apps/v1", "ReplicaSet", "checkout-7d9f") }
+  },
+  {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "checkout-7d9f-fghij", namespace: "shop", ownerReferences: owner("apps/v1", "ReplicaSet", "checkout-7d9f") }
+  },
   { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "payments-db", namespace: "shop" } },
   ...alertmanagerSenderGrant
 ]
@@ -72,7 +84,13 @@ export const startSignals = (kube: DevKube, overrides: Partial<SignalsSettings> 
     const port = yield* Effect.provide(apiPort, context)
     const ports = yield* Effect.provide(BoundPorts, context)
     const recorder = yield* Effect.provide(AuditRecorder, context)
-    return { url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${ports.metrics}`, healthUrl: `http://127.0.0.1:${ports.health}`, recorder, context }
+    return {
+      url: `http://127.0.0.1:${port}`,
+      metricsUrl: `http://127.0.0.1:${ports.metrics}`,
+      healthUrl: `http://127.0.0.1:${ports.health}`,
+      recorder,
+      context
+    }
   })
 
 export const post = (url: string, body: unknown, token?: string, headers: Record<string, string> = {}) =>
@@ -109,4 +127,3 @@ export const alert = (labels: Record<string, string>, status: "firing" | "resolv
   generatorURL: "http://prometheus.monitoring:9090/graph?g0.expr=...",
   fingerprint: "c0ffee0123456789"
 })
-

@@ -60,13 +60,12 @@ const ReadinessLive = Layer.effectDiscard(
 )
 
 /** The API on the API listener; new requests get 503 while draining. */
-const ServeLive = HttpApiBuilder.serve((app) =>
-  Effect.flatMap(StorageConfig, (c) => apiHeaders(drainGuard(requestMetrics(bodyLimit(c.maxBodyBytes)(app)))))
-).pipe(
-  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: StorageOpenApiPath })),
-  Layer.provide(ApiLive),
-  Layer.provide(Layer.unwrapEffect(Effect.map(StorageConfig, (c) => problemMiddleware(StorageApi, c.maxBodyBytes))))
-)
+const ServeLive = HttpApiBuilder.serve((app) => Effect.flatMap(StorageConfig, (c) => apiHeaders(drainGuard(requestMetrics(bodyLimit(c.maxBodyBytes)(app))))))
+  .pipe(
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: StorageOpenApiPath })),
+    Layer.provide(ApiLive),
+    Layer.provide(Layer.unwrapEffect(Effect.map(StorageConfig, (c) => problemMiddleware(StorageApi, c.maxBodyBytes))))
+  )
 
 /**
  * The service, given `StorageConfig`, `ServerConfig` and `K8s` (TokenReview). The drain is built last so it is
@@ -80,4 +79,3 @@ export const StorageServiceLive = DrainOnShutdown.pipe(
   Layer.provideMerge(DatabaseLive),
   Layer.provideMerge(Layer.mergeAll(Drain.Default, Metrics.Default, Readiness.Default))
 )
-

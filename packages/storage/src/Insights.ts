@@ -154,7 +154,9 @@ export class Insights extends Effect.Service<Insights>()("@kubemend/storage/Insi
           tier2: {
             window: tier2Window,
             chain: regressed(older)
-              ? older.map(({ remediationUID, signalType, actionType, outcome, effectivenessScore, signalResolved, hashMatch, assessmentReason, completedAt }) => ({
+              ? older.map((
+                { remediationUID, signalType, actionType, outcome, effectivenessScore, signalResolved, hashMatch, assessmentReason, completedAt }
+              ) => ({
                 remediationUID,
                 ...(signalType === undefined ? {} : { signalType }),
                 actionType,

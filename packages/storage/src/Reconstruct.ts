@@ -46,8 +46,7 @@ export interface Reconstruction {
 const signalSources = ["gateway.signal.received", "apifrontend.rr.created", "orchestrator.lifecycle.created"] as const
 
 /** The orchestrator's first-sight event counts as a signal source only when it carries the signal. */
-const describesSignal = (e: AuditEvent) =>
-  e.event_type !== "orchestrator.lifecycle.created" || str(e.event_data, "signal_name") !== undefined
+const describesSignal = (e: AuditEvent) => e.event_type !== "orchestrator.lifecycle.created" || str(e.event_data, "signal_name") !== undefined
 
 /** What one source event says about the RR's spec. */
 const specOf = (e: AuditEvent): Data => {
@@ -72,8 +71,11 @@ const specOf = (e: AuditEvent): Data => {
     receivedTime: lifecycle ? undefined : e.event_timestamp,
     signalLabels: obj(g, "signal_labels"),
     signalAnnotations: obj(g, "signal_annotations"),
-    originalPayload:
-      typeof g["original_payload"] === "string" ? g["original_payload"] : obj(g, "original_payload") ? JSON.stringify(g["original_payload"]) : undefined
+    originalPayload: typeof g["original_payload"] === "string"
+      ? g["original_payload"]
+      : obj(g, "original_payload")
+      ? JSON.stringify(g["original_payload"])
+      : undefined
   })
 }
 
@@ -121,13 +123,19 @@ export const reconstruct = (
       case "orchestrator.lifecycle.created":
         name = str(d, "rr_name") ?? name
         namespace = str(d, "namespace") ?? namespace
-        Object.assign(status, defined({ timeoutConfig: obj(d, "timeout_config"), startTime: e.event_timestamp, overallPhase: status["overallPhase"] ?? "Pending" }))
+        Object.assign(
+          status,
+          defined({ timeoutConfig: obj(d, "timeout_config"), startTime: e.event_timestamp, overallPhase: status["overallPhase"] ?? "Pending" })
+        )
         break
       case "orchestrator.lifecycle.transitioned":
         Object.assign(status, defined({ overallPhase: str(d, "to_phase") }))
         break
       case "aianalysis.analysis.completed":
-        Object.assign(status, defined({ aiAnalysisRef: str(d, "analysis_name") ? defined({ name: str(d, "analysis_name"), namespace: str(d, "namespace") }) : undefined }))
+        Object.assign(
+          status,
+          defined({ aiAnalysisRef: str(d, "analysis_name") ? defined({ name: str(d, "analysis_name"), namespace: str(d, "namespace") }) : undefined })
+        )
         if (str(d, "workflow_id") && status["selectedWorkflowRef"] === undefined) status["selectedWorkflowRef"] = { workflowId: str(d, "workflow_id") }
         break
       case "workflowexecution.selection.completed":
@@ -139,29 +147,38 @@ export const reconstruct = (
         })
         break
       case "workflowexecution.execution.started":
-        Object.assign(status, defined({
-          workflowExecutionRef: str(d, "execution_name") ? defined({ name: str(d, "execution_name"), namespace: e.namespace ?? namespace }) : undefined,
-          executingStartTime: str(d, "started_at") ?? e.event_timestamp,
-          overallPhase: "Running"
-        }))
+        Object.assign(
+          status,
+          defined({
+            workflowExecutionRef: str(d, "execution_name") ? defined({ name: str(d, "execution_name"), namespace: e.namespace ?? namespace }) : undefined,
+            executingStartTime: str(d, "started_at") ?? e.event_timestamp,
+            overallPhase: "Running"
+          })
+        )
         break
       case "orchestrator.lifecycle.completed":
-        Object.assign(status, defined({
-          overallPhase: "Completed",
-          outcome: str(d, "crd_outcome") ?? (str(d, "outcome") === "Success" ? "Remediated" : undefined),
-          completedAt: e.event_timestamp
-        }))
+        Object.assign(
+          status,
+          defined({
+            overallPhase: "Completed",
+            outcome: str(d, "crd_outcome") ?? (str(d, "outcome") === "Success" ? "Remediated" : undefined),
+            completedAt: e.event_timestamp
+          })
+        )
         break
       case "orchestrator.lifecycle.failed": {
         const phase = failedPhase(d)
-        Object.assign(status, defined({
-          overallPhase: phase,
-          ...(phase === "TimedOut"
-            ? { timeoutPhase: str(d, "timeout_phase") ?? str(d, "failure_phase"), timeoutTime: e.event_timestamp, message: str(d, "failure_reason") }
-            : { failurePhase: str(d, "failure_phase"), failureReason: str(d, "failure_reason") }),
-          outcome: str(d, "crd_outcome"),
-          completedAt: e.event_timestamp
-        }))
+        Object.assign(
+          status,
+          defined({
+            overallPhase: phase,
+            ...(phase === "TimedOut"
+              ? { timeoutPhase: str(d, "timeout_phase") ?? str(d, "failure_phase"), timeoutTime: e.event_timestamp, message: str(d, "failure_reason") }
+              : { failurePhase: str(d, "failure_phase"), failureReason: str(d, "failure_reason") }),
+            outcome: str(d, "crd_outcome"),
+            completedAt: e.event_timestamp
+          })
+        )
         break
       }
       case "orchestrator.lifecycle.cancelled":
@@ -181,7 +198,10 @@ export const reconstruct = (
   const completeness = Math.round((present / tracked.length) * 100)
   if (completeness < 50) {
     return Either.left(
-      new ReconstructionIncomplete({ completeness, detail: `the reconstructed RemediationRequest is only ${completeness}% complete (at least 50% is required)` })
+      new ReconstructionIncomplete({
+        completeness,
+        detail: `the reconstructed RemediationRequest is only ${completeness}% complete (at least 50% is required)`
+      })
     )
   }
   const document = {

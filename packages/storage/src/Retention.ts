@@ -61,9 +61,7 @@ export class Retention extends Effect.Service<Retention>()("@kubemend/storage/Re
       }).pipe(orUnavailable, Effect.withSpan("Retention.purge"))
 
     const runOnce = Effect.flatMap(Clock.currentTimeMillis, (now) => purge(new Date(now))).pipe(
-      Effect.tap((r) =>
-        r.deleted > 0 ? Effect.logInfo("retention purge").pipe(Effect.annotateLogs({ chains: r.chains, deleted: r.deleted })) : Effect.void
-      )
+      Effect.tap((r) => r.deleted > 0 ? Effect.logInfo("retention purge").pipe(Effect.annotateLogs({ chains: r.chains, deleted: r.deleted })) : Effect.void)
     )
 
     // Reports of the scheduled runs (bounded, newest kept), so a test can wait for one.

@@ -106,8 +106,7 @@ export class StorageConfig extends Context.Tag("@kubemend/storage/StorageConfig"
     apiGroup: "kubemend.io"
   }
 
-  static readonly layer = (overrides: Partial<StorageSettings> = {}) =>
-    Layer.succeed(StorageConfig, { ...StorageConfig.defaults, ...overrides })
+  static readonly layer = (overrides: Partial<StorageSettings> = {}) => Layer.succeed(StorageConfig, { ...StorageConfig.defaults, ...overrides })
 
   static readonly layerConfig = Layer.effect(StorageConfig, Effect.suspend(() => load))
 }

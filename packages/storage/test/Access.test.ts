@@ -49,10 +49,15 @@ describe("storage access", () => {
         const h = yield* Harness
         const foreign = h.kube.registerServiceAccountToken("intruders", "scraper")
         const write = yield* expectProblem(
-          yield* Effect.promise(() => h.fetch("/api/v1/audit/events/batch", { ...json([auditEvent({ correlation_id: "rr-forged" })]), token: foreign })), 403)
+          yield* Effect.promise(() => h.fetch("/api/v1/audit/events/batch", { ...json([auditEvent({ correlation_id: "rr-forged" })]), token: foreign })),
+          403
+        )
         assert.match(write.detail ?? "", /create services\/kubemend-storage/)
         yield* expectProblem(yield* Effect.promise(() => h.fetch("/api/v1/workflows", { token: foreign })), 403)
-        yield* expectProblem(yield* Effect.promise(() => h.fetch("/api/v1/audit/legal-hold", { ...json({ correlation_id: "rr-1", reason: "x" }), token: foreign })), 403)
+        yield* expectProblem(
+          yield* Effect.promise(() => h.fetch("/api/v1/audit/legal-hold", { ...json({ correlation_id: "rr-1", reason: "x" }), token: foreign })),
+          403
+        )
         const seen = yield* waitFor(denials("system:serviceaccount:intruders:scraper"), (d) => d.length >= 3)
         assert.deepStrictEqual(new Set(seen.map((d) => d.error_code)), new Set(["403"]))
         // The forged event was not written.
@@ -91,12 +96,16 @@ describe("storage access", () => {
         }])
         const write = yield* Effect.promise(() => h.fetch("/api/v1/audit/events", { ...json(auditEvent({ correlation_id: "rr-held" })), token: writer }))
         assert.strictEqual(write.status, 201)
-        const hold = yield* Effect.promise(() => h.fetch("/api/v1/audit/legal-hold", { ...json({ correlation_id: "rr-held", reason: "case 7" }), token: writer }))
+        const hold = yield* Effect.promise(() =>
+          h.fetch("/api/v1/audit/legal-hold", { ...json({ correlation_id: "rr-held", reason: "case 7" }), token: writer })
+        )
         assert.strictEqual(hold.status, 200)
         const denied = yield* expectProblem(yield* Effect.promise(() => h.fetch("/api/v1/audit/export", { token: writer })), 403)
         assert.match(denied.detail ?? "", /use kubemend\.io\/audit\/export/)
-        yield* expectProblem(yield* Effect.promise(() =>
-          h.fetch("/api/v1/audit/legal-hold/rr-held", { ...json({ release_reason: "closed" }), method: "DELETE", token: writer })), 403)
+        yield* expectProblem(
+          yield* Effect.promise(() => h.fetch("/api/v1/audit/legal-hold/rr-held", { ...json({ release_reason: "closed" }), method: "DELETE", token: writer })),
+          403
+        )
 
         // A person the cluster authenticates (OIDC at the API server) in the auditors' group, bound to tool-l3-audit.
         h.kube.seed(renderRbac(devkitRbacSpec({ apiGroup: "kubemend.io", toolPrefix: "svc" })).clusterRoles.filter((r) => r.metadata.name === "tool-l3-audit"))
@@ -112,7 +121,8 @@ describe("storage access", () => {
         const exported = yield* Effect.promise(() => h.fetch("/api/v1/audit/export?correlation_id=rr-held", { token: auditor }))
         assert.strictEqual(exported.status, 200)
         const released = yield* Effect.promise(() =>
-          h.fetch("/api/v1/audit/legal-hold/rr-held", { ...json({ release_reason: "closed" }), method: "DELETE", token: auditor }))
+          h.fetch("/api/v1/audit/legal-hold/rr-held", { ...json({ release_reason: "closed" }), method: "DELETE", token: auditor })
+        )
         assert.strictEqual(released.status, 200)
         const seen = yield* waitFor(denials("system:serviceaccount:kubemend-system:kubemend-signals"), (d) => d.length >= 2)
         assert.includeMembers(seen.map((d) => d.event_data["path"]), ["/api/v1/audit/export", "/api/v1/audit/legal-hold/rr-held"])
@@ -123,18 +133,22 @@ describe("storage access", () => {
         const h = yield* Harness
         // As the operator renders each platform's grant: its ClusterRole, bound by a RoleBinding in its namespace.
         const grant = (ns: string) => [{
-          apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: `${ns}-storage-client` },
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRole",
+          metadata: { name: `${ns}-storage-client` },
           rules: [{ apiGroups: [""], resources: ["services"], verbs: ["get", "create"], resourceNames: ["kubemend-storage"] }]
         }, {
-          apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "storage-client-gateway", namespace: ns },
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "RoleBinding",
+          metadata: { name: "storage-client-gateway", namespace: ns },
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `${ns}-storage-client` },
           subjects: [{ kind: "ServiceAccount", name: "kubemend-gateway", namespace: ns }]
         }]
         h.kube.seed([...grant(namespace), ...grant("team-b")])
         const ours = h.kube.registerServiceAccountToken(namespace, "kubemend-gateway")
         const theirs = h.kube.registerServiceAccountToken("team-b", "kubemend-gateway")
-        const write = (token: string) => Effect.promise(() =>
-          h.fetch("/api/v1/audit/events", { ...json(auditEvent({ correlation_id: "rr-namespaced" })), token }))
+        const write = (token: string) =>
+          Effect.promise(() => h.fetch("/api/v1/audit/events", { ...json(auditEvent({ correlation_id: "rr-namespaced" })), token }))
         assert.strictEqual((yield* write(ours)).status, 201)
         const refused = yield* expectProblem(yield* write(theirs), 403)
         assert.match(refused.detail ?? "", /create services\/kubemend-storage in namespace kubemend-system/)

@@ -34,9 +34,30 @@ describe("batch decoding", () => {
     is_sensitive: true
   }
   const replacements: ReadonlyArray<unknown> = [
-    undefined, null, "", "x".repeat(46), "x".repeat(101), "x".repeat(256), 0, 1.5, -1, 2 ** 60, true, [], {}, { a: 1 },
-    "maybe", "gateway", "success", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.123+02:00", "2026-13-01T00:00:00Z",
-    "2026-01-01", "not-a-uuid", randomUUID(), "ABCDEF00-0000-4000-8000-000000000000"
+    undefined,
+    null,
+    "",
+    "x".repeat(46),
+    "x".repeat(101),
+    "x".repeat(256),
+    0,
+    1.5,
+    -1,
+    2 ** 60,
+    true,
+    [],
+    {},
+    { a: 1 },
+    "maybe",
+    "gateway",
+    "success",
+    "2026-01-01T00:00:00Z",
+    "2026-01-01T00:00:00.123+02:00",
+    "2026-13-01T00:00:00Z",
+    "2026-01-01",
+    "not-a-uuid",
+    randomUUID(),
+    "ABCDEF00-0000-4000-8000-000000000000"
   ]
   const variants = [
     full,
@@ -47,7 +68,8 @@ describe("batch decoding", () => {
         if (value === undefined) delete e[key]
         else e[key] = value
         return e
-      }))
+      })
+    )
   ]
   const decode = Schema.decodeUnknownEither(AuditEventBatch)
 
@@ -68,7 +90,12 @@ describe("batch decoding", () => {
   })
 
   it("leaves anything that is not an array of plain objects to the Schema", () => {
-    for (const body of [{}, "[]", null, [[]], [null], [{ ...auditEvent(), event_data: [] }], [{ ...auditEvent(), event_data: JSON.parse('{"__proto__": {"x": 1}}') }]]) {
+    for (
+      const body of [{}, "[]", null, [[]], [null], [{ ...auditEvent(), event_data: [] }], [{
+        ...auditEvent(),
+        event_data: JSON.parse("{\"__proto__\": {\"x\": 1}}")
+      }]]
+    ) {
       expect(fastDecode(body)).toBeUndefined()
     }
   })
@@ -160,7 +187,7 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("au
       // The payload object is level 1, so `inner` arrays bring it to `levels`.
       const nested = (cid: string, levels: number) => {
         const e = JSON.stringify(auditEvent({ correlation_id: cid, event_data: { inner: "here" } }))
-        return `[${e.replace('"inner":"here"', `"inner":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}`)}]`
+        return `[${e.replace("\"inner\":\"here\"", `"inner":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}`)}]`
       }
       const post = (body: string) => call("/api/v1/audit/events/batch", { method: "POST", headers: { "content-type": "application/json" }, body })
       expect((yield* post(nested("rr-deep-ok", 1000))).status).toBe(201)
@@ -228,8 +255,20 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("au
       const t0 = Date.now() - 3 * 3600_000
       const events = [
         auditEvent({ correlation_id: "rr-q", event_timestamp: new Date(t0).toISOString(), actor_id: "alice", event_data: { task_id: "task-1" } }),
-        auditEvent({ correlation_id: "rr-q", event_timestamp: new Date(t0 + 3600_000).toISOString(), actor_id: "bob", event_type: "apifrontend.auth.success", event_data: { task_id: "task-2" } }),
-        auditEvent({ correlation_id: "rr-q", event_category: "gateway", event_type: "gateway.signal.received", actor_id: "gw", event_data: { task_id: "task-2", n: 7 } })
+        auditEvent({
+          correlation_id: "rr-q",
+          event_timestamp: new Date(t0 + 3600_000).toISOString(),
+          actor_id: "bob",
+          event_type: "apifrontend.auth.success",
+          event_data: { task_id: "task-2" }
+        }),
+        auditEvent({
+          correlation_id: "rr-q",
+          event_category: "gateway",
+          event_type: "gateway.signal.received",
+          actor_id: "gw",
+          event_data: { task_id: "task-2", n: 7 }
+        })
       ]
       yield* call("/api/v1/audit/events/batch", json(events))
       const q = (urlParams: Record<string, string | number>) =>

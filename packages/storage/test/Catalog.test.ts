@@ -46,7 +46,10 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("wo
       expect(again.status).toBe(200)
       expect(yield* body(again)).toMatchObject({ status: "exists" })
       const api = yield* client
-      const updated = yield* api.actionTypes.updateActionType({ path: { name: "ScaleReplicas" }, payload: { description: { ...description, whenNotToUse: "During deploys" } } })
+      const updated = yield* api.actionTypes.updateActionType({
+        path: { name: "ScaleReplicas" },
+        payload: { description: { ...description, whenNotToUse: "During deploys" } }
+      })
       expect(updated.updatedFields).toEqual(["whenNotToUse"])
       expect(yield* Effect.flip(api.actionTypes.updateActionType({ path: { name: "Nope" }, payload: { description } }))).toMatchObject({ status: 404 })
       expect(yield* api.actionTypes.getActionTypeWorkflowCount({ path: { name: "ScaleReplicas" } })).toEqual({ count: 0 })
@@ -96,8 +99,7 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("wo
   it.effect("customLabels as the RemediationWorkflow CRD declares them (string values) register; lists still do", () =>
     Effect.gen(function* () {
       yield* call("/api/v1/action-types", json({ name: "ScaleReplicas", description, registeredBy: "webhook" }))
-      const withLabels = (name: string, labels: string) =>
-        workflowYaml(name, "1.0.0").replace("  execution:", `  customLabels:\n${labels}\n  execution:`)
+      const withLabels = (name: string, labels: string) => workflowYaml(name, "1.0.0").replace("  execution:", `  customLabels:\n${labels}\n  execution:`)
       const strings = yield* call("/api/v1/workflows", json({ content: withLabels("labelled", "    team: payments\n    tier: gold") }))
       expect(strings.status).toBe(201)
       expect((yield* body<Wf & { customLabels: unknown }>(strings)).customLabels).toEqual({ team: ["payments"], tier: ["gold"] })
@@ -110,9 +112,15 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("wo
 
   it.effect("lone UTF-16 surrogates in workflow content and action-type descriptions are stored as U+FFFD, not a 500", () =>
     Effect.gen(function* () {
-      const created = yield* call("/api/v1/action-types", json({ name: "RestartOdd", description: { what: "Restart \ud800", whenToUse: "x" }, registeredBy: "a" }))
+      const created = yield* call(
+        "/api/v1/action-types",
+        json({ name: "RestartOdd", description: { what: "Restart \ud800", whenToUse: "x" }, registeredBy: "a" })
+      )
       expect(created.status).toBe(201)
-      const updated = yield* call("/api/v1/action-types/RestartOdd", { ...json({ description: { what: "Restart \udc00 again", whenToUse: "y" } }), method: "PATCH" })
+      const updated = yield* call("/api/v1/action-types/RestartOdd", {
+        ...json({ description: { what: "Restart \udc00 again", whenToUse: "y" } }),
+        method: "PATCH"
+      })
       expect(updated.status).toBe(200)
       const content = workflowYaml("odd-text", "1.0.0", { actionType: "RestartOdd" }).replace("CPU saturation", "CPU \ud800 saturation")
       const first = yield* call("/api/v1/workflows", json({ content }))
@@ -130,7 +138,8 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("wo
       const staging = yield* body<Wf>(yield* call("/api/v1/workflows", json({ content: workflowYaml("scale-staging", "1.0.0", { environment: "staging" }) })))
       const anyEnv = yield* body<Wf>(yield* call("/api/v1/workflows", json({ content: workflowYaml("scale-any", "1.0.0", { environment: "'*'" }) })))
       const names = (q: Record<string, string>) =>
-        Effect.map(api.workflows.listWorkflows({ urlParams: q as never }), (r) => r.workflows.map((w) => w.workflowName).filter((n) => n.startsWith("scale-s") || n === "scale-any").sort())
+        Effect.map(api.workflows.listWorkflows({ urlParams: q as never }), (r) =>
+          r.workflows.map((w) => w.workflowName).filter((n) => n.startsWith("scale-s") || n === "scale-any").sort())
       expect(yield* names({ environment: "staging" })).toEqual(["scale-any", "scale-staging"])
       expect(yield* names({ environment: "production" })).toEqual(["scale-any"])
       expect(yield* names({ priority: "P1", component: "apps/v1/Deployment" })).toEqual(["scale-any", "scale-staging"])
@@ -140,7 +149,9 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("wo
       expect((yield* api.workflows.getWorkflowByID({ path: { workflow_id: staging.workflowId }, urlParams: {} })).workflowName).toBe("scale-staging")
       const gated = yield* Effect.flip(api.workflows.getWorkflowByID({ path: { workflow_id: staging.workflowId }, urlParams: { environment: "production" } }))
       expect(gated).toMatchObject({ status: 404 })
-      expect(yield* Effect.flip(api.workflows.getWorkflowByID({ path: { workflow_id: "00000000-0000-5000-8000-000000000000" }, urlParams: {} }))).toMatchObject({ status: 404 })
+      expect(yield* Effect.flip(api.workflows.getWorkflowByID({ path: { workflow_id: "00000000-0000-5000-8000-000000000000" }, urlParams: {} }))).toMatchObject(
+        { status: 404 }
+      )
       expect((yield* call("/api/v1/workflows/not-a-uuid")).status).toBe(400)
 
       const disabled = yield* api.workflows.disableWorkflow({ path: { workflow_id: staging.workflowId }, payload: { reason: "flaky", updatedBy: "bob" } })
@@ -153,7 +164,8 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("wo
       expect(patched.status).toBe("Active")
       const noReason = yield* call(`/api/v1/workflows/${anyEnv.workflowId}/disable`, { ...json({}), method: "PATCH" })
       expect(noReason.status).toBe(400)
-      expect(yield* Effect.flip(api.workflows.disableWorkflow({ path: { workflow_id: "00000000-0000-5000-8000-000000000000" }, payload: { reason: "x" } }))).toMatchObject({ status: 404 })
+      expect(yield* Effect.flip(api.workflows.disableWorkflow({ path: { workflow_id: "00000000-0000-5000-8000-000000000000" }, payload: { reason: "x" } })))
+        .toMatchObject({ status: 404 })
     }))
 
   it.effect("discovers action types (step 1) and their workflows (step 2); /workflows/actions is not a workflow id", () =>
@@ -162,7 +174,9 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("wo
       yield* call("/api/v1/action-types", json({ name: "RestartPod", description: { what: "Restart", whenToUse: "Crash loops" }, registeredBy: "w" }))
       yield* call("/api/v1/action-types", json({ name: "ScaleReplicas", description, registeredBy: "webhook" }))
       yield* call("/api/v1/workflows", json({ content: workflowYaml("restart-pod", "1.0.0", { actionType: "RestartPod" }) }))
-      const step1 = yield* api.workflows.listAvailableActions({ urlParams: { severity: "critical", environment: "production", priority: "P1", component: "apps/v1/Deployment" } })
+      const step1 = yield* api.workflows.listAvailableActions({
+        urlParams: { severity: "critical", environment: "production", priority: "P1", component: "apps/v1/Deployment" }
+      })
       const types = step1.actionTypes.map((a) => a.actionType)
       expect(types).toEqual(expect.arrayContaining(["RestartPod", "ScaleReplicas"]))
       expect(step1.actionTypes.find((a) => a.actionType === "RestartPod")).toMatchObject({ workflowCount: 1, description: { what: "Restart" } })
@@ -170,7 +184,11 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("wo
       const none = yield* api.workflows.listAvailableActions({ urlParams: { severity: "info" } })
       expect(none.actionTypes).toEqual([])
       const step2 = yield* api.workflows.listWorkflowsByActionType({ path: { action_type: "RestartPod" }, urlParams: { severity: "high" } })
-      expect(step2).toMatchObject({ actionType: "RestartPod", workflows: [{ workflowName: "restart-pod", version: "1.0.0", executionEngine: "job" }], pagination: { totalCount: 1 } })
+      expect(step2).toMatchObject({
+        actionType: "RestartPod",
+        workflows: [{ workflowName: "restart-pod", version: "1.0.0", executionEngine: "job" }],
+        pagination: { totalCount: 1 }
+      })
     }))
 
   it.effect("refuses to disable an action type active workflows use (409 with the dependents), then disables and re-enables it", () =>
@@ -184,7 +202,10 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("wo
       expect(denied.headers.get("content-type")).toContain("application/problem+json")
       expect(yield* body(denied)).toMatchObject({ actionType: "DrainNode", dependentWorkflowCount: 1, dependentWorkflows: ["drain"] })
       yield* api.workflows.disableWorkflow({ path: { workflow_id: wf.workflowId }, payload: { reason: "retire" } })
-      expect(yield* api.actionTypes.disableActionType({ path: { name: "DrainNode" }, payload: { disabledBy: "ops" } })).toEqual({ actionType: "DrainNode", status: "Disabled" })
+      expect(yield* api.actionTypes.disableActionType({ path: { name: "DrainNode" }, payload: { disabledBy: "ops" } })).toEqual({
+        actionType: "DrainNode",
+        status: "Disabled"
+      })
       expect((yield* call("/api/v1/action-types/DrainNode/disable", { ...json({ disabledBy: "ops" }), method: "PATCH" })).status).toBe(409)
       const back = yield* call("/api/v1/action-types", json({ name: "DrainNode", description, registeredBy: "w" }))
       expect(yield* body(back)).toEqual({ actionType: "DrainNode", status: "reenabled", wasReenabled: true })

@@ -38,11 +38,39 @@ const remediationTrail = (cid: string) => [
     signal_annotations: { summary: "CPU usage is high" },
     original_payload: { alert: "data" }
   }, { namespace: "prod", event_timestamp: at(30) }),
-  ev(cid, "orchestrator.lifecycle.created", { rr_name: cid, namespace: "kubemend-system", timeout_config: { global: "1h0m0s", processing: "10m0s" } }, { event_timestamp: at(29) }),
-  ev(cid, "aianalysis.analysis.completed", { analysis_name: `ai-${cid}`, namespace: "kubemend-system", phase: "Completed", approval_required: false, degraded_mode: false, warnings_count: 0, workflow_id: "wf-1" }, { event_category: "analysis", event_timestamp: at(25) }),
-  ev(cid, "workflowexecution.selection.completed", { workflow_id: "wf-1", workflow_version: "1.0.0", workflow_name: "scale-up", target_resource: "prod/Deployment/api", phase: "Pending", container_image: "ghcr.io/x/scale@sha256:1", execution_name: `we-${cid}` }, { event_category: "workflowexecution", event_timestamp: at(24) }),
-  ev(cid, "workflowexecution.execution.started", { workflow_id: "wf-1", workflow_version: "1.0.0", target_resource: "prod/Deployment/api", phase: "Running", container_image: "ghcr.io/x/scale@sha256:1", execution_name: `we-${cid}`, started_at: at(23) }, { event_category: "workflowexecution", event_timestamp: at(23), namespace: "kubemend-system" }),
-  ev(cid, "orchestrator.lifecycle.completed", { rr_name: cid, namespace: "kubemend-system", outcome: "Success", crd_outcome: "Remediated" }, { event_timestamp: at(20) })
+  ev(cid, "orchestrator.lifecycle.created", { rr_name: cid, namespace: "kubemend-system", timeout_config: { global: "1h0m0s", processing: "10m0s" } }, {
+    event_timestamp: at(29)
+  }),
+  ev(cid, "aianalysis.analysis.completed", {
+    analysis_name: `ai-${cid}`,
+    namespace: "kubemend-system",
+    phase: "Completed",
+    approval_required: false,
+    degraded_mode: false,
+    warnings_count: 0,
+    workflow_id: "wf-1"
+  }, { event_category: "analysis", event_timestamp: at(25) }),
+  ev(cid, "workflowexecution.selection.completed", {
+    workflow_id: "wf-1",
+    workflow_version: "1.0.0",
+    workflow_name: "scale-up",
+    target_resource: "prod/Deployment/api",
+    phase: "Pending",
+    container_image: "ghcr.io/x/scale@sha256:1",
+    execution_name: `we-${cid}`
+  }, { event_category: "workflowexecution", event_timestamp: at(24) }),
+  ev(cid, "workflowexecution.execution.started", {
+    workflow_id: "wf-1",
+    workflow_version: "1.0.0",
+    target_resource: "prod/Deployment/api",
+    phase: "Running",
+    container_image: "ghcr.io/x/scale@sha256:1",
+    execution_name: `we-${cid}`,
+    started_at: at(23)
+  }, { event_category: "workflowexecution", event_timestamp: at(23), namespace: "kubemend-system" }),
+  ev(cid, "orchestrator.lifecycle.completed", { rr_name: cid, namespace: "kubemend-system", outcome: "Success", crd_outcome: "Remediated" }, {
+    event_timestamp: at(20)
+  })
 ]
 
 layer(harnessLayer((base) => ({ export: { ...base.export, maxEvents: 20 } })), { excludeTestServices: true, timeout: "120 seconds" })(
@@ -63,12 +91,14 @@ layer(harnessLayer((base) => ({ export: { ...base.export, maxEvents: 20 } })), {
         const [protectedHeader, , sig] = signature.split(".")
         const jwks = Jose.createLocalJWKSet(keys)
         const verified = yield* Effect.promise(() =>
-          Jose.flattenedVerify({ protected: protectedHeader!, payload: Jose.base64url.encode(body), signature: sig! }, jwks))
+          Jose.flattenedVerify({ protected: protectedHeader!, payload: Jose.base64url.encode(body), signature: sig! }, jwks)
+        )
         expect(verified.protectedHeader?.alg).toBe("ES256")
         const tampered = body.slice()
         tampered[10] = tampered[10]! ^ 1
-        const refused = yield* Effect.flip(Effect.tryPromise(() =>
-          Jose.flattenedVerify({ protected: protectedHeader!, payload: Jose.base64url.encode(tampered), signature: sig! }, jwks)))
+        const refused = yield* Effect.flip(
+          Effect.tryPromise(() => Jose.flattenedVerify({ protected: protectedHeader!, payload: Jose.base64url.encode(tampered), signature: sig! }, jwks))
+        )
         expect(refused.error).toBeInstanceOf(Jose.errors.JWSSignatureVerificationFailed)
 
         const doc = JSON.parse(new TextDecoder().decode(body))
@@ -141,7 +171,14 @@ layer(harnessLayer((base) => ({ export: { ...base.export, maxEvents: 20 } })), {
           eff("rr-e1", "health", 1),
           eff("rr-e1", "alert", 0.5),
           eff("rr-e1", "metrics", 0),
-          ev("rr-e1", "effectiveness.hash.computed", { correlation_id: "rr-e1", namespace: "prod", component: "hash", pre_remediation_spec_hash: "sha256:aa", post_remediation_spec_hash: "sha256:bb", hash_match: false }),
+          ev("rr-e1", "effectiveness.hash.computed", {
+            correlation_id: "rr-e1",
+            namespace: "prod",
+            component: "hash",
+            pre_remediation_spec_hash: "sha256:aa",
+            post_remediation_spec_hash: "sha256:bb",
+            hash_match: false
+          }),
           ev("rr-e1", "effectiveness.assessment.completed", { correlation_id: "rr-e1", namespace: "prod", component: "completed", reason: "Full" })
         ])
         const score = yield* api.compliance.getEffectivenessScore({ path: { correlation_id: "rr-e1" } })
@@ -154,8 +191,20 @@ layer(harnessLayer((base) => ({ export: { ...base.export, maxEvents: 20 } })), {
         expect(yield* Effect.flip(api.compliance.getEffectivenessScore({ path: { correlation_id: "rr-no-effect" } }))).toMatchObject({ status: 404 })
 
         const run = (cid: string, outcome: "completed" | "failed", durationMs: number, namespace: string) =>
-          ev(cid, `workflowexecution.workflow.${outcome}`, { workflow_id: "wf-agg", workflow_version: "1", target_resource: `${namespace}/Deployment/api`, phase: outcome === "completed" ? "Completed" : "Failed", container_image: "i", execution_name: `we-${cid}` }, { duration_ms: durationMs, namespace })
-        yield* write([run("rr-a1", "completed", 60_000, "prod"), run("rr-a2", "completed", 120_000, "prod"), run("rr-a3", "failed", 30_000, "dev"), eff("rr-a1", "health", 1)])
+          ev(cid, `workflowexecution.workflow.${outcome}`, {
+            workflow_id: "wf-agg",
+            workflow_version: "1",
+            target_resource: `${namespace}/Deployment/api`,
+            phase: outcome === "completed" ? "Completed" : "Failed",
+            container_image: "i",
+            execution_name: `we-${cid}`
+          }, { duration_ms: durationMs, namespace })
+        yield* write([
+          run("rr-a1", "completed", 60_000, "prod"),
+          run("rr-a2", "completed", 120_000, "prod"),
+          run("rr-a3", "failed", 30_000, "dev"),
+          eff("rr-a1", "health", 1)
+        ])
         const all = yield* api.compliance.getWorkflowEffectiveness({ urlParams: { workflow_id: "wf-agg" } })
         expect(all).toEqual({ workflow_id: "wf-agg", success_rate: 0.6667, avg_duration: "1m10s", sample_size: 3, avg_effectiveness_score: 1 })
         const prod = yield* api.compliance.getWorkflowEffectiveness({ urlParams: { workflow_id: "wf-agg", namespace: "prod" } })
@@ -166,26 +215,59 @@ layer(harnessLayer((base) => ({ export: { ...base.export, maxEvents: 20 } })), {
       Effect.gen(function* () {
         const api = yield* client
         const created = (cid: string, minutesAgo: number) =>
-          ev(cid, "remediation.workflow_created", { rr_name: cid, namespace: "kubemend-system", target_resource: "prod/Deployment/web", pre_remediation_spec_hash: "sha256:old", action_type: "ScaleReplicas", signal_type: "alert", signal_fingerprint: "f" }, { event_timestamp: at(minutesAgo) })
+          ev(cid, "remediation.workflow_created", {
+            rr_name: cid,
+            namespace: "kubemend-system",
+            target_resource: "prod/Deployment/web",
+            pre_remediation_spec_hash: "sha256:old",
+            action_type: "ScaleReplicas",
+            signal_type: "alert",
+            signal_fingerprint: "f"
+          }, { event_timestamp: at(minutesAgo) })
         yield* write([
           created("rr-h1", 60),
-          ev("rr-h1", "effectiveness.assessment.completed", { correlation_id: "rr-h1", namespace: "prod", component: "completed", reason: "Full" }, { event_timestamp: at(50) }),
-          ev("rr-h1", "effectiveness.health.assessed", { correlation_id: "rr-h1", namespace: "prod", component: "health", score: 1, health_checks: { podRunning: true } }, { event_timestamp: at(55) }),
-          ev("rr-h1", "orchestrator.lifecycle.completed", { rr_name: "rr-h1", namespace: "kubemend-system", crd_outcome: "Remediated" }, { event_timestamp: at(50) }),
+          ev("rr-h1", "effectiveness.assessment.completed", { correlation_id: "rr-h1", namespace: "prod", component: "completed", reason: "Full" }, {
+            event_timestamp: at(50)
+          }),
+          ev("rr-h1", "effectiveness.health.assessed", {
+            correlation_id: "rr-h1",
+            namespace: "prod",
+            component: "health",
+            score: 1,
+            health_checks: { podRunning: true }
+          }, { event_timestamp: at(55) }),
+          ev("rr-h1", "orchestrator.lifecycle.completed", { rr_name: "rr-h1", namespace: "kubemend-system", crd_outcome: "Remediated" }, {
+            event_timestamp: at(50)
+          }),
           created("rr-h2", 60 * 24 * 30)
         ])
         const query = { targetKind: "Deployment", targetName: "web", targetNamespace: "prod" }
         const plain = yield* api.compliance.getRemediationHistoryContext({ urlParams: query })
-        expect(plain).toMatchObject({ targetResource: "prod/Deployment/web", regressionDetected: false, tier1: { window: "24h" }, tier2: { window: "2160h", chain: [] } })
+        expect(plain).toMatchObject({
+          targetResource: "prod/Deployment/web",
+          regressionDetected: false,
+          tier1: { window: "24h" },
+          tier2: { window: "2160h", chain: [] }
+        })
         expect(plain.tier1.chain).toEqual([
-          expect.objectContaining({ remediationUID: "rr-h1", actionType: "ScaleReplicas", outcome: "Remediated", effectivenessScore: 1, assessmentReason: "Full", healthChecks: { podRunning: true }, hashMatch: "none" })
+          expect.objectContaining({
+            remediationUID: "rr-h1",
+            actionType: "ScaleReplicas",
+            outcome: "Remediated",
+            effectivenessScore: 1,
+            assessmentReason: "Full",
+            healthChecks: { podRunning: true },
+            hashMatch: "none"
+          })
         ])
         const regressed = yield* api.compliance.getRemediationHistoryContext({ urlParams: { ...query, currentSpecHash: "sha256:old", tier1Window: "2h" } })
         expect(regressed.regressionDetected).toBe(true)
         expect(regressed.tier1.chain.map((e) => e.remediationUID)).toEqual(["rr-h1"])
         expect(regressed.tier2.chain).toEqual([expect.objectContaining({ remediationUID: "rr-h2", hashMatch: "preRemediation" })])
         const h = yield* Harness
-        const bad = yield* Effect.promise(() => h.fetch("/api/v1/remediation-history/context?targetKind=Deployment&targetName=web&targetNamespace=prod&tier1Window=1day"))
+        const bad = yield* Effect.promise(() =>
+          h.fetch("/api/v1/remediation-history/context?targetKind=Deployment&targetName=web&targetNamespace=prod&tier1Window=1day")
+        )
         expect(bad.status).toBe(400)
       }))
   }

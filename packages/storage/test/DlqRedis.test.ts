@@ -54,10 +54,13 @@ const batch = (cid: string, n: number) =>
 /** A sample of the metrics endpoint: the first series of `name` whose labels include `labels`. */
 const stored = (cid: string) =>
   Effect.flatMap(PgClient.PgClient, (sql) =>
-    Effect.map(sql.unsafe<{ n: number; ids: number }>(
-      `SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS ids FROM audit_events WHERE correlation_id = $1`,
-      [cid]
-    ), (rows) => rows[0]!)).pipe(Effect.orDie)
+    Effect.map(
+      sql.unsafe<{ n: number; ids: number }>(
+        `SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS ids FROM audit_events WHERE correlation_id = $1`,
+        [cid]
+      ),
+      (rows) => rows[0]!
+    )).pipe(Effect.orDie)
 
 const streamLength = Effect.flatMap(RedisSide, ({ redis, streamKey }) => Effect.promise(() => redis.xlen(streamKey)))
 
@@ -190,8 +193,7 @@ describe.skipIf(skipRedis)(skipRedis ? `${title} (skipped: ${unreachable})` : ti
         const b = yield* build(key, 1000)
         for (let i = 0; i < 20; i++) yield* (i % 2 === 0 ? a : b).enqueue("audit", [{ i }], 1)
         const written = yield* Ref.make<ReadonlyArray<number>>([])
-        const write = (entry: DlqEntry) =>
-          Effect.zipRight(Effect.yieldNow(), Ref.update(written, (w) => [...w, (entry.payload as Array<{ i: number }>)[0]!.i]))
+        const write = (entry: DlqEntry) => Effect.zipRight(Effect.yieldNow(), Ref.update(written, (w) => [...w, (entry.payload as Array<{ i: number }>)[0]!.i]))
         const [na, nb] = yield* Effect.all([a.replay(write), b.replay(write)], { concurrency: 2 })
         expect(na + nb).toBe(20)
         expect(yield* Ref.get(written)).toEqual(Array.from({ length: 20 }, (_, i) => i))

@@ -57,8 +57,10 @@ describe("export signatures", () => {
       assert.isString(doc.detached_signature)
 
       // A new process with the same key file publishes the same key.
-      const pem = yield* withService(keyFile, (h) =>
-        Effect.promise(() => h.fetch("/api/v1/audit/export/signing-key.pem", { token: null }).then((r) => r.text())))
+      const pem = yield* withService(
+        keyFile,
+        (h) => Effect.promise(() => h.fetch("/api/v1/audit/export/signing-key.pem", { token: null }).then((r) => r.text()))
+      )
       assert.match(pem, /^-----BEGIN PUBLIC KEY-----/)
       Fs.writeFileSync(Path.join(dir, "export-key.pem"), pem)
 

@@ -14,15 +14,16 @@ import { auditEvent, client, Harness, harnessLayer, json } from "./support/Harne
 const seed = (correlationId: string, n: number) =>
   Effect.gen(function* () {
     const h = yield* Harness
-    const events = Array.from({ length: n }, (_, i) =>
-      auditEvent({ correlation_id: correlationId, event_action: `step-${i + 1}`, event_data: { step: i + 1 } }))
+    const events = Array.from(
+      { length: n },
+      (_, i) => auditEvent({ correlation_id: correlationId, event_action: `step-${i + 1}`, event_data: { step: i + 1 } })
+    )
     const r = yield* Effect.promise(() => h.fetch("/api/v1/audit/events/batch", json(events)))
     expect(r.status).toBe(201)
     return ((yield* Effect.promise(() => r.json())) as { event_ids: Array<string> }).event_ids
   })
 
-const verify = (correlationId: string) =>
-  Effect.flatMap(client, (api) => api.compliance.verifyAuditChain({ payload: { correlation_id: correlationId } }))
+const verify = (correlationId: string) => Effect.flatMap(client, (api) => api.compliance.verifyAuditChain({ payload: { correlation_id: correlationId } }))
 
 /** Runs `statements` with the immutability trigger off, as an attacker with table-owner rights could. */
 const tamper = (...statements: Array<readonly [string, ReadonlyArray<unknown>]>) =>
@@ -35,8 +36,7 @@ const tamper = (...statements: Array<readonly [string, ReadonlyArray<unknown>]>)
       })
     ))
 
-const sqlError = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.map(Effect.flip(effect), (e) => String((e as { cause?: unknown }).cause ?? e))
+const sqlError = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.map(Effect.flip(effect), (e) => String((e as { cause?: unknown }).cause ?? e))
 
 layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("hash chain and legal hold", (it) => {
   it.effect("an untouched chain verifies", () =>

@@ -25,17 +25,22 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("di
     Effect.gen(function* () {
       const api = yield* client
       yield* call("/api/v1/action-types", json({ name: "RestartDeployment", description: { what: "Restart", whenToUse: "Stuck" }, registeredBy: "w" }))
-      const register = (content: string) => Effect.flatMap(call("/api/v1/workflows", json({ content })), (r) =>
-        r.status === 201 ? Effect.void : Effect.dieMessage(`register answered ${r.status}`))
+      const register = (content: string) =>
+        Effect.flatMap(call("/api/v1/workflows", json({ content })), (r) => r.status === 201 ? Effect.void : Effect.dieMessage(`register answered ${r.status}`))
       yield* register(workflow("prod-lower", "{ severity: [critical, high], component: [deployment], environment: [production], priority: p1 }"))
       yield* register(workflow("gvk-any-env", "{ severity: ['*'], component: [apps/v1/Deployment], environment: ['*'], priority: '*' }"))
       yield* register(workflow("staging-only", "{ severity: [high], component: ['*'], environment: [staging, qa], priority: P1 }"))
-      yield* register(workflow("cost-constrained", "{ severity: ['*'], component: ['*'], environment: ['*'], priority: '*' }",
-        "  customLabels: { constraint: [cost-constrained] }\n"))
+      yield* register(
+        workflow(
+          "cost-constrained",
+          "{ severity: ['*'], component: ['*'], environment: ['*'], priority: '*' }",
+          "  customLabels: { constraint: [cost-constrained] }\n"
+        )
+      )
 
       const names = (urlParams: Record<string, string>) =>
-        Effect.map(api.workflows.listWorkflowsByActionType({ path: { action_type: "RestartDeployment" }, urlParams: urlParams as never }),
-          (r) => r.workflows.map((w) => w.workflowName).sort())
+        Effect.map(api.workflows.listWorkflowsByActionType({ path: { action_type: "RestartDeployment" }, urlParams: urlParams as never }), (r) =>
+          r.workflows.map((w) => w.workflowName).sort())
       const signal = { severity: "HIGH", component: "apps/v1/Deployment", environment: "Production", priority: "P1" }
 
       expect(yield* names({ ...signal, custom_labels: "{}" })).toEqual(["gvk-any-env", "prod-lower"])
@@ -46,6 +51,10 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("di
       // An operator's listing without custom labels sees every workflow.
       expect((yield* names({})).length).toBe(4)
       const actions = yield* api.workflows.listAvailableActions({ urlParams: { ...signal, environment: "production" } as never })
-      expect(actions.actionTypes.find((a) => a.actionType === "RestartDeployment")?.workflowCount).toBe(3)
+      expect(
+        actions.actionTypes.find((a) =>
+          a.actionType === "RestartDeployment"
+        )?.workflowCount
+      ).toBe(3)
     }))
 })

@@ -91,11 +91,19 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("re
       yield* write([
         created("rr-verify"),
         ev("rr-verify", 1, "orchestrator.lifecycle.failed", {
-          rr_name: "rr-verify", from_phase: "Verifying", overall_phase: "TimedOut", timeout_phase: "Verifying", crd_outcome: "VerificationTimedOut"
+          rr_name: "rr-verify",
+          from_phase: "Verifying",
+          overall_phase: "TimedOut",
+          timeout_phase: "Verifying",
+          crd_outcome: "VerificationTimedOut"
         }),
         created("rr-rejected"),
         ev("rr-rejected", 1, "orchestrator.lifecycle.failed", {
-          rr_name: "rr-rejected", from_phase: "AwaitingApproval", overall_phase: "Failed", failure_phase: "Approval", failure_reason: "rejected by alice"
+          rr_name: "rr-rejected",
+          from_phase: "AwaitingApproval",
+          overall_phase: "Failed",
+          failure_phase: "Approval",
+          failure_reason: "rejected by alice"
         })
       ])
       expect((yield* rebuild("rr-verify")).rr.status).toMatchObject({ overallPhase: "TimedOut", timeoutPhase: "Verifying", outcome: "VerificationTimedOut" })
@@ -108,7 +116,10 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("re
         created("rr-cancel"),
         moved("rr-cancel", 1, "Pending", "Processing"),
         ev("rr-cancel", 2, "orchestrator.lifecycle.cancelled", {
-          rr_name: "rr-cancel", from_phase: "Processing", overall_phase: "Cancelled", message: "cancelled by sre-user"
+          rr_name: "rr-cancel",
+          from_phase: "Processing",
+          overall_phase: "Cancelled",
+          message: "cancelled by sre-user"
         })
       ])
       expect((yield* rebuild("rr-cancel")).rr.status).toMatchObject({ overallPhase: "Cancelled", message: "cancelled by sre-user" })
@@ -147,10 +158,25 @@ layer(harnessLayer(), { excludeTestServices: true, timeout: "120 seconds" })("re
     Effect.gen(function* () {
       yield* write([
         ev("rr-gw", 0, "apifrontend.rr.created", {
-          session_id: "s-1", rr_name: "rr-gw", rr_namespace: "kubemend-system", target_kind: "Deployment", target_name: "cart",
-          fingerprint: "d".repeat(64), signal_name: "InteractiveInvestigation"
+          session_id: "s-1",
+          rr_name: "rr-gw",
+          rr_namespace: "kubemend-system",
+          target_kind: "Deployment",
+          target_name: "cart",
+          fingerprint: "d".repeat(64),
+          signal_name: "InteractiveInvestigation"
         }, { actor_type: "user", actor_id: "sre-user", namespace: "shop" }),
-        { ...created("rr-gw", 1), event_data: { ...created("rr-gw", 1).event_data, signal_name: "Other", target_name: "other", severity: "unknown", signal_type: "interactive", signal_source: "gateway" } }
+        {
+          ...created("rr-gw", 1),
+          event_data: {
+            ...created("rr-gw", 1).event_data,
+            signal_name: "Other",
+            target_name: "other",
+            severity: "unknown",
+            signal_type: "interactive",
+            signal_source: "gateway"
+          }
+        }
       ])
       const { rr } = yield* rebuild("rr-gw")
       expect(rr.spec).toMatchObject({

@@ -27,10 +27,13 @@ const post = (events: ReadonlyArray<unknown>) =>
 
 const count = (cid: string) =>
   Effect.flatMap(PgClient.PgClient, (sql) =>
-    Effect.map(sql.unsafe<{ n: number; ids: number }>(
-      `SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS ids FROM audit_events WHERE correlation_id = $1`,
-      [cid]
-    ), (rows) => rows[0]!))
+    Effect.map(
+      sql.unsafe<{ n: number; ids: number }>(
+        `SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS ids FROM audit_events WHERE correlation_id = $1`,
+        [cid]
+      ),
+      (rows) => rows[0]!
+    ))
 
 layer(
   harnessLayer((base) => ({ dlq: { ...base.dlq, capacity: 250 } }), { proxy: true }),

@@ -30,7 +30,10 @@ export const AgentAuthLive = Layer.effect(
     }
   })
 ).pipe(
-  Layer.provide(Layer.unwrapEffect(Effect.map(K8s, (k8s) =>
-    EndpointAccess.layer(AgentApi, { serviceName: agentServiceName, apiGroup: k8s.apiGroup, tokenCacheTTL: Duration.minutes(1) })))),
+  Layer.provide(
+    Layer.unwrapEffect(
+      Effect.map(K8s, (k8s) => EndpointAccess.layer(AgentApi, { serviceName: agentServiceName, apiGroup: k8s.apiGroup, tokenCacheTTL: Duration.minutes(1) }))
+    )
+  ),
   Layer.provide(Layer.mergeAll(Auth.Default.pipe(Layer.provide(AuthConfig.layer())), Sar.Default))
 )

@@ -20,8 +20,7 @@ export const asProblem = (e: DomainError) =>
   Effect.flatMap(toProblem(e), (p) => Effect.fail(p as NotFoundProblem | ConflictProblem | ServiceUnavailableProblem))
 
 /** One SSE frame; `id` lets a reconnecting client resume with `Last-Event-ID`. */
-export const frame = (e: SessionEvent) =>
-  `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify({ type: e.type, timestamp: e.timestamp, ...e.data })}\n\n`
+export const frame = (e: SessionEvent) => `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify({ type: e.type, timestamp: e.timestamp, ...e.data })}\n\n`
 
 export const IncidentHttpLive = HttpApiBuilder.group(AgentApi, "incident", (handlers) =>
   Effect.gen(function* () {

@@ -24,7 +24,8 @@ export class Autonomous extends Effect.Service<Autonomous>()("@kubemend/agent/Au
     const start = Effect.fn("Autonomous.start")(function* (rr: string, who: Caller) {
       const object = yield* k8s.getCr("remediationrequests", rr).pipe(
         Effect.mapError((e) =>
-          new ToolError({ message: e._tag === "K8sNotFound" ? `remediation request ${rr} not found` : `cluster API unavailable: ${e.message}` }))
+          new ToolError({ message: e._tag === "K8sNotFound" ? `remediation request ${rr} not found` : `cluster API unavailable: ${e.message}` })
+        )
       )
       const running = yield* sessions.findOpen(rr, { interactive: false })
       if (Option.isSome(running)) {
@@ -36,7 +37,11 @@ export class Autonomous extends Effect.Service<Autonomous>()("@kubemend/agent/Au
       ).pipe(Effect.mapError((e) => new ToolError({ message: e.detail ?? "too many sessions" })))
       yield* sessions.run(session, investigator.investigate(session))
       yield* emit(audit, {
-        type: "session.started", action: "started", outcome: "success", correlationId: rr, actor: { type: "user", id: who.user },
+        type: "session.started",
+        action: "started",
+        outcome: "success",
+        correlationId: rr,
+        actor: { type: "user", id: who.user },
         data: { session_id: session.id, rr_id: rr, mode: "autonomous" }
       })
       return {

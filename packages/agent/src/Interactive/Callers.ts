@@ -57,24 +57,23 @@ export const makeCallers = (delegates: ReadonlyArray<string>) =>
     const auth = yield* Auth
     const audit = yield* Audit
 
-    const ignoredBy = (who: string, headers: Readonly<Record<string, string | undefined>>, clientIp: string | undefined) =>
-      (what: string, claimed: string) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          audit.emit({
-            version: "1.0",
-            event_type: "agent.identity.ignored",
-            event_timestamp: new Date(now).toISOString(),
-            event_category: "security",
-            event_action: "ignored",
-            event_outcome: "failure",
-            correlation_id: requestIdOf(headers) ?? "agent-identity",
-            actor_type: who === "anonymous" ? "anonymous" : "user",
-            actor_id: who,
-            ...(clientIp === undefined ? {} : { actor_ip: clientIp.slice(0, 45) }),
-            resource_type: "mcp",
-            resource_id: "/api/v1/mcp",
-            event_data: { event_type: "agent.identity.ignored", claim: what, claimed: claimed.slice(0, 256), caller: who }
-          }))
+    const ignoredBy = (who: string, headers: Readonly<Record<string, string | undefined>>, clientIp: string | undefined) => (what: string, claimed: string) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        audit.emit({
+          version: "1.0",
+          event_type: "agent.identity.ignored",
+          event_timestamp: new Date(now).toISOString(),
+          event_category: "security",
+          event_action: "ignored",
+          event_outcome: "failure",
+          correlation_id: requestIdOf(headers) ?? "agent-identity",
+          actor_type: who === "anonymous" ? "anonymous" : "user",
+          actor_id: who,
+          ...(clientIp === undefined ? {} : { actor_ip: clientIp.slice(0, 45) }),
+          resource_type: "mcp",
+          resource_id: "/api/v1/mcp",
+          event_data: { event_type: "agent.identity.ignored", claim: what, claimed: claimed.slice(0, 256), caller: who }
+        }))
 
     const resolve = Effect.fn("Callers.resolve")(function* (headers: Readonly<Record<string, string | undefined>>, clientIp?: string) {
       const claimed = yield* fromHeaders(headers)
@@ -93,7 +92,8 @@ export const makeCallers = (delegates: ReadonlyArray<string>) =>
       if (!notOurJwt.has(jwt.left.reason)) return yield* jwt.left
       const account = yield* auth.authenticateServiceAccount(authorization).pipe(
         Effect.mapError((e) =>
-          e._tag === "Unauthenticated" ? e : new Unauthenticated({ reason: "token_review_failed", detail: "the token could not be reviewed" }))
+          e._tag === "Unauthenticated" ? e : new Unauthenticated({ reason: "token_review_failed", detail: "the token could not be reviewed" })
+        )
       )
       const ignored = ignoredBy(account.user, headers, clientIp)
       if (!delegates.includes(account.user)) {
@@ -118,8 +118,6 @@ export class Callers extends Context.Tag("@kubemend/agent/Callers")<Callers, Cal
   static readonly layer = (delegates?: ReadonlyArray<string>) =>
     Layer.effect(
       Callers,
-      Effect.flatMap(K8s, (k8s) =>
-        makeCallers(delegates ?? [`system:serviceaccount:${k8s.namespace}:kubemend-gateway`]))
+      Effect.flatMap(K8s, (k8s) => makeCallers(delegates ?? [`system:serviceaccount:${k8s.namespace}:kubemend-gateway`]))
     ).pipe(Layer.provide(Auth.Default))
 }
-

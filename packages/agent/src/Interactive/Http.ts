@@ -12,13 +12,7 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError
-} from "@modelcontextprotocol/sdk/types.js"
+import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Duration, Effect, Fiber, Layer, Option, Runtime, Stream, SubscriptionRef } from "effect"
 import { McpDisabled } from "@kubemend/core/Errors"
 import { maxJsonDepth, nestsDeeperThan } from "@kubemend/core/JsonDepth"
@@ -101,7 +95,15 @@ const makeHandler = Effect.gen(function* () {
       const notify = ({ event: e, sessionId }: { readonly sessionId: string; readonly event: SessionEvent }) => {
         const message = describeSessionEvent(e.type, e.data)
         if (message === undefined) return Effect.void
-        const data = { event: e.type, message, ...e.data, rr_id: Option.getOrUndefined(rrOf(request.params.arguments)), session_id: sessionId, seq: e.seq, timestamp: e.timestamp }
+        const data = {
+          event: e.type,
+          message,
+          ...e.data,
+          rr_id: Option.getOrUndefined(rrOf(request.params.arguments)),
+          session_id: sessionId,
+          seq: e.seq,
+          timestamp: e.timestamp
+        }
         return Effect.promise(() =>
           Promise.all([
             extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend-interactive", data } }),
@@ -140,7 +142,11 @@ const makeHandler = Effect.gen(function* () {
     }
     if (nestsDeeperThan(body.value)) {
       return yield* HttpServerResponse.json(
-        { jsonrpc: "2.0", id: null, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: the request nests deeper than ${maxJsonDepth} levels` } },
+        {
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: the request nests deeper than ${maxJsonDepth} levels` }
+        },
         { status: 400 }
       )
     }
@@ -180,4 +186,3 @@ export const InteractiveLive = Layer.merge(Investigations.Default, Autonomous.De
   Layer.provideMerge(SessionLeases.Default),
   Layer.provideMerge(Callers.layer().pipe(Layer.provide(InteractiveAuthConfigLive)))
 )
-

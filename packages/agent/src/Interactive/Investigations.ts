@@ -20,16 +20,7 @@ import { isTerminal } from "../Sessions/Session.ts"
 import type { Caller } from "./Callers.ts"
 import { SessionLeases } from "./Leases.ts"
 import { Registry } from "./Registry.ts"
-import {
-  type Analysis,
-  announce,
-  closingResponse,
-  type InteractiveSession,
-  markAnalysisCancelled,
-  requestFor,
-  sessionActive,
-  view
-} from "./State.ts"
+import { type Analysis, announce, closingResponse, type InteractiveSession, markAnalysisCancelled, requestFor, sessionActive, view } from "./State.ts"
 import * as Workflows from "./Workflows.ts"
 import { ToolError } from "./Workflows.ts"
 
@@ -54,7 +45,14 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
     const touch = (st: InteractiveSession) => Effect.flatMap(Clock.currentTimeMillis, (t) => Ref.set(st.lastActivity, t))
     const ended = (st: InteractiveSession) => Effect.map(Ref.get(st.session.state), isTerminal)
     const record = (st: InteractiveSession, type: string, action: string, who: string, data: Record<string, unknown> = {}) =>
-      emit(audit, { type, action, outcome: "success", correlationId: st.rr, actor: { type: "user", id: who }, data: { session_id: st.session.id, rr_id: st.rr, ...data } })
+      emit(audit, {
+        type,
+        action,
+        outcome: "success",
+        correlationId: st.rr,
+        actor: { type: "user", id: who },
+        data: { session_id: st.session.id, rr_id: st.rr, ...data }
+      })
 
     /** One conversation turn under the session's lock; a takeover in between drops its result. */
     const turn = (st: InteractiveSession, input: string | undefined) => {
@@ -348,7 +346,9 @@ export class Investigations extends Effect.Service<Investigations>()("@kubemend/
     ) {
       const st = yield* held(rr, who)
       const chosen = yield* workflows.select(st, { ...input, user: who.user })
-      if (chosen.created) yield* record(st, "rr.created", "created", who.user, { rr_name: rr, target_kind: chosen.target.kind, target_name: chosen.target.name })
+      if (chosen.created) {
+        yield* record(st, "rr.created", "created", who.user, { rr_name: rr, target_kind: chosen.target.kind, target_name: chosen.target.name })
+      }
       yield* record(st, "workflow.selected", "selected", who.user, { workflow_id: input.workflowId })
       return {
         ...(yield* view(st, "selected")),

@@ -169,7 +169,8 @@ export const markAnalysisCancelled = (k8s: K8sService, rr: string, user: string,
       ? (rrObject.value.status as { aiAnalysisRef?: { name?: string } } | undefined)?.aiAnalysisRef?.name
       : undefined
     const name = ref ?? (yield* k8s.listCr("aianalyses")).items.find((a) =>
-      (a.spec as { remediationRequestRef?: { name?: string } } | undefined)?.remediationRequestRef?.name === rr)?.metadata.name
+      (a.spec as { remediationRequestRef?: { name?: string } } | undefined)?.remediationRequestRef?.name === rr
+    )?.metadata.name
     if (name === undefined) return
     yield* k8s.patchCrStatus("aianalyses", name, {
       phase: "Failed",

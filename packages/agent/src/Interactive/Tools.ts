@@ -124,7 +124,8 @@ export const rrOf = (raw: unknown) => {
   return typeof rr === "string" ? Option.some(rr) : Option.none()
 }
 
-export const dispatch = (investigations: Investigations, autonomous: Autonomous, prefix: string) =>
+export const dispatch =
+  (investigations: Investigations, autonomous: Autonomous, prefix: string) =>
   (name: string, raw: unknown, caller: Acting): Effect.Effect<unknown, ToolError> | undefined => {
     switch (name) {
       case `${prefix}_investigate`:

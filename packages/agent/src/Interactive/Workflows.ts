@@ -141,7 +141,9 @@ export const make = Effect.gen(function* () {
     const target = chain._tag === "Some" ? chain.value[chain.value.length - 1]! : named
 
     const created = !st.rrExists
-    if (created) yield* Effect.mapError(createRr(st, target, input.user), (e) => new ToolError({ message: `could not create the RemediationRequest: ${e.message}` }))
+    if (created) {
+      yield* Effect.mapError(createRr(st, target, input.user), (e) => new ToolError({ message: `could not create the RemediationRequest: ${e.message}` }))
+    }
     const ref = {
       workflowId: workflow.workflowId,
       version: workflow.version,

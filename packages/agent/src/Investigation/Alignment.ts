@@ -16,37 +16,36 @@ export class AlignmentLlm extends Context.Tag("@kubemend/agent/AlignmentLlm")<Al
   static readonly fromMain = Layer.effect(AlignmentLlm, Llm)
 
   /** `alignmentCheck.llm.{provider,model,endpoint,apiKey}` over the main `llm` block. */
-  static readonly layerConfig =
-    Layer.unwrapEffect(
-      Effect.gen(function* () {
-        const override = yield* Config.nested(
-          Config.all({
-            provider: Config.option(Config.string("provider")),
-            model: Config.option(Config.string("model")),
-            endpoint: Config.option(Config.string("endpoint")),
-            apiKey: Config.option(Config.redacted("apiKey"))
-          }),
-          "llm"
-        ).pipe(Config.nested("alignmentCheck"))
-        type Built = Layer.Layer<AlignmentLlm, LlmConfigError, Llm | HttpClient.HttpClient | FileSystem.FileSystem>
-        if (Option.isNone(override.provider) && Option.isNone(override.model) && Option.isNone(override.endpoint)) {
-          return AlignmentLlm.fromMain as Built
-        }
-        const main = yield* Config.nested(settingsConfig, "llm")
-        const parsed = Option.getOrUndefined(override.provider)
-        const built: Built = Layer.scoped(
-          AlignmentLlm,
-          makeLlm({
-            ...main,
-            ...(parsed === undefined ? {} : { provider: parsed as typeof main.provider }),
-            ...Option.match(override.model, { onNone: () => ({}), onSome: (model) => ({ model }) }),
-            ...Option.match(override.endpoint, { onNone: () => ({}), onSome: (endpoint) => ({ endpoint }) }),
-            ...Option.match(override.apiKey, { onNone: () => ({}), onSome: (apiKey) => ({ apiKey }) })
-          })
-        )
-        return built
-      })
-    )
+  static readonly layerConfig = Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const override = yield* Config.nested(
+        Config.all({
+          provider: Config.option(Config.string("provider")),
+          model: Config.option(Config.string("model")),
+          endpoint: Config.option(Config.string("endpoint")),
+          apiKey: Config.option(Config.redacted("apiKey"))
+        }),
+        "llm"
+      ).pipe(Config.nested("alignmentCheck"))
+      type Built = Layer.Layer<AlignmentLlm, LlmConfigError, Llm | HttpClient.HttpClient | FileSystem.FileSystem>
+      if (Option.isNone(override.provider) && Option.isNone(override.model) && Option.isNone(override.endpoint)) {
+        return AlignmentLlm.fromMain as Built
+      }
+      const main = yield* Config.nested(settingsConfig, "llm")
+      const parsed = Option.getOrUndefined(override.provider)
+      const built: Built = Layer.scoped(
+        AlignmentLlm,
+        makeLlm({
+          ...main,
+          ...(parsed === undefined ? {} : { provider: parsed as typeof main.provider }),
+          ...Option.match(override.model, { onNone: () => ({}), onSome: (model) => ({ model }) }),
+          ...Option.match(override.endpoint, { onNone: () => ({}), onSome: (endpoint) => ({ endpoint }) }),
+          ...Option.match(override.apiKey, { onNone: () => ({}), onSome: (apiKey) => ({ apiKey }) })
+        })
+      )
+      return built
+    })
+  )
 }
 
 export interface Step {
@@ -101,9 +100,7 @@ export class Alignment extends Effect.Service<Alignment>()("@kubemend/agent/Alig
       }).pipe(
         Effect.timeout(timeout),
         Effect.map((res) => parseVerdict(res.text)),
-        Effect.catchAll((e) =>
-          Effect.logWarning("alignment review failed", e).pipe(Effect.as(Option.none<{ suspicious: boolean; explanation: string }>()))
-        )
+        Effect.catchAll((e) => Effect.logWarning("alignment review failed", e).pipe(Effect.as(Option.none<{ suspicious: boolean; explanation: string }>())))
       )
       const finished = yield* Clock.currentTimeMillis
       metrics.alignmentDuration.observe(Duration.toSeconds(Duration.millis(finished - started)))

@@ -41,8 +41,7 @@ const uuid = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 /** Discovery pages: the model must see every workflow of an action type, so ask for the maximum page. */
 const pageSize = 100
 
-const unavailable = (e: StorageError) =>
-  new CatalogUnavailable({ message: "detail" in e && e.detail !== undefined ? e.detail : e._tag })
+const unavailable = (e: StorageError) => new CatalogUnavailable({ message: "detail" in e && e.detail !== undefined ? e.detail : e._tag })
 
 const make = Effect.gen(function* () {
   const storage = yield* Storage
@@ -72,8 +71,7 @@ const make = Effect.gen(function* () {
   return Catalog.of({
     listActions: (context, page) =>
       guarded(Effect.mapError(storage.listActions({ ...context, offset: page?.offset ?? 0, limit: page?.limit ?? pageSize }), unavailable)),
-    listWorkflows: (actionType, context) =>
-      guarded(Effect.mapError(storage.listWorkflowsByAction(actionType, { ...context, limit: pageSize }), unavailable)),
+    listWorkflows: (actionType, context) => guarded(Effect.mapError(storage.listWorkflowsByAction(actionType, { ...context, limit: pageSize }), unavailable)),
     getWorkflow,
     history: (query) => guarded(Effect.mapError(storage.remediationHistory(query), unavailable)),
     ping: getWorkflow("00000000-0000-4000-8000-000000000000").pipe(Effect.catchTag("WorkflowNotFound", () => Effect.void))

@@ -49,14 +49,17 @@ export const make = Effect.gen(function* () {
     Schema.Struct({ offset: opt(Schema.Number.pipe(Schema.between(0, 10_000))), limit: opt(Schema.Number.pipe(Schema.between(1, 100))) }),
     (a, run) =>
       catalog.listActions(signalContext(run.session.request, run.remediationTarget), {
-        offset: Math.round(a.offset ?? 0), limit: Math.round(a.limit ?? actionsPage)
+        offset: Math.round(a.offset ?? 0),
+        limit: Math.round(a.limit ?? actionsPage)
       }).pipe(
-        Effect.map((r) => ok({
-          action_types: r.actionTypes,
-          total: r.pagination.totalCount,
-          offset: r.pagination.offset,
-          ...(r.pagination.hasMore ? { next_offset: r.pagination.offset + r.pagination.limit } : {})
-        })),
+        Effect.map((r) =>
+          ok({
+            action_types: r.actionTypes,
+            total: r.pagination.totalCount,
+            offset: r.pagination.offset,
+            ...(r.pagination.hasMore ? { next_offset: r.pagination.offset + r.pagination.limit } : {})
+          })
+        ),
         Effect.catchAll(unavailable)
       )
   )
@@ -109,7 +112,12 @@ export const make = Effect.gen(function* () {
   const history = tool(
     "get_remediation_history",
     "Past remediations of a resource (what was run, outcome, effectiveness), to avoid repeating what failed.",
-    Schema.Struct({ kind: Schema.String.pipe(Schema.pattern(/^[A-Za-z][A-Za-z0-9]{0,62}$/)), name: Name, namespace: opt(Name), since: opt(Schema.String.pipe(Schema.pattern(GoDurationPattern))) }),
+    Schema.Struct({
+      kind: Schema.String.pipe(Schema.pattern(/^[A-Za-z][A-Za-z0-9]{0,62}$/)),
+      name: Name,
+      namespace: opt(Name),
+      since: opt(Schema.String.pipe(Schema.pattern(GoDurationPattern)))
+    }),
     (a, run) =>
       Effect.gen(function* () {
         const namespace = a.namespace ?? run.session.request.resource_namespace
@@ -126,4 +134,3 @@ export const make = Effect.gen(function* () {
 
   return [listActions, listWorkflows, getWorkflow, history] as const
 })
-

@@ -70,9 +70,11 @@ export class Investigator extends Effect.Service<Investigator>()("@kubemend/agen
         const found = yield* Effect.either(catalog.getWorkflow(proposed.workflow_id))
         if (Either.isLeft(found)) {
           const notFound = found.left._tag === "WorkflowNotFound"
-          const errors = [notFound
-            ? `workflow ${proposed.workflow_id} is not in the catalog; select a workflow_id returned by list_workflows`
-            : `the workflow catalog is unavailable (${found.left._tag === "CatalogUnavailable" ? found.left.message : ""})`]
+          const errors = [
+            notFound
+              ? `workflow ${proposed.workflow_id} is not in the catalog; select a workflow_id returned by list_workflows`
+              : `the workflow catalog is unavailable (${found.left._tag === "CatalogUnavailable" ? found.left.message : ""})`
+          ]
           record(errors)
           return { _tag: "Invalid", reason: "workflow_not_found", errors, retry: notFound } satisfies Checked as Checked
         }
@@ -172,12 +174,16 @@ export class Investigator extends Effect.Service<Investigator>()("@kubemend/agen
       Effect.gen(function* () {
         const namespace = t.namespace ?? run.session.request.resource_namespace
         const found = yield* Effect.option(k8s.getResource({
-          kind: t.kind, name: t.name, namespace, ...(t.api_version === undefined ? {} : { apiVersion: t.api_version })
+          kind: t.kind,
+          name: t.name,
+          namespace,
+          ...(t.api_version === undefined ? {} : { apiVersion: t.api_version })
         }))
         if (found._tag === "None") return { kind: t.kind, name: t.name, namespace, ...(t.api_version === undefined ? {} : { apiVersion: t.api_version }) }
         const o = found.value
         return {
-          kind: o.kind ?? t.kind, name: t.name,
+          kind: o.kind ?? t.kind,
+          name: t.name,
           ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }),
           ...(o.apiVersion === undefined ? {} : { apiVersion: o.apiVersion })
         } satisfies TargetRef as TargetRef
@@ -229,7 +235,8 @@ export class Investigator extends Effect.Service<Investigator>()("@kubemend/agen
             return { ...draft, needs_human_review: true, human_review_reason: checked.reason }
           }
           run.messages.push(message.user(correction(
-            `the selected workflow ${answer.selected_workflow.workflow_id} is not valid: ${checked.errors.join("; ")}`, format
+            `the selected workflow ${answer.selected_workflow.workflow_id} is not valid: ${checked.errors.join("; ")}`,
+            format
           )))
           const next = yield* answerOf(run, base, format)
           if (next._tag === "Draft") return next.draft
@@ -260,9 +267,18 @@ export class Investigator extends Effect.Service<Investigator>()("@kubemend/agen
         const r = run.session.request
         const base = { correlationId: r.remediation_id, namespace: r.resource_namespace }
         const outcome = Exit.isSuccess(exit) ? "success" as const : "failure" as const
-        yield* emit(audit, { ...base, type: "alignment_verdict", action: "alignment_checked", outcome: "success",
-          data: { session_id: run.session.id, incident_id: r.incident_id, ...alignment.verdict(run) } })
-        yield* emit(audit, { ...base, type: "response.complete", action: "response_complete", outcome,
+        yield* emit(audit, {
+          ...base,
+          type: "alignment_verdict",
+          action: "alignment_checked",
+          outcome: "success",
+          data: { session_id: run.session.id, incident_id: r.incident_id, ...alignment.verdict(run) }
+        })
+        yield* emit(audit, {
+          ...base,
+          type: "response.complete",
+          action: "response_complete",
+          outcome,
           data: {
             session_id: run.session.id,
             incident_id: r.incident_id,
@@ -273,7 +289,8 @@ export class Investigator extends Effect.Service<Investigator>()("@kubemend/agen
             ...(Exit.isSuccess(exit)
               ? { needs_human_review: exit.value.needs_human_review, investigation_outcome: exit.value.investigation_outcome }
               : {})
-          } })
+          }
+        })
       })
 
     const investigate = (session: Session): Effect.Effect<IncidentResponse, InvestigationFailed> =>

@@ -42,7 +42,8 @@ export const detect = (k8s: K8sService, target: TargetRef, chain: ReadonlyArray<
         k.startsWith("argocd.argoproj.io/") || k.startsWith("kustomize.toolkit.fluxcd.io/") || k.startsWith("helm.toolkit.fluxcd.io/"))
       labels["helmManaged"] = objLabels["app.kubernetes.io/managed-by"]?.toLowerCase() === "helm" || "helm.sh/chart" in objLabels ||
         "meta.helm.sh/release-name" in annotations
-      labels["serviceMesh"] = hasKey(podAnnotations, (k) => k.startsWith("sidecar.istio.io/") || k.startsWith("linkerd.io/")) ||
+      labels["serviceMesh"] = hasKey(podAnnotations, (k) =>
+        k.startsWith("sidecar.istio.io/") || k.startsWith("linkerd.io/")) ||
         podLabels["sidecar.istio.io/inject"] === "true"
     }
     labels["stateful"] = [target, ...chain].some((t) => t.kind === "StatefulSet")
@@ -61,8 +62,11 @@ export const detect = (k8s: K8sService, target: TargetRef, chain: ReadonlyArray<
           const ref = rec(rec(h.spec)["scaleTargetRef"])
           return ref["kind"] === target.kind && ref["name"] === target.name
         })),
-      list("PodDisruptionBudget", "pdbProtected", (items) =>
-        Object.keys(podLabels).length > 0 && items.some((p) => selects(rec(p.spec)["selector"], podLabels))),
+      list(
+        "PodDisruptionBudget",
+        "pdbProtected",
+        (items) => Object.keys(podLabels).length > 0 && items.some((p) => selects(rec(p.spec)["selector"], podLabels))
+      ),
       list("NetworkPolicy", "networkIsolated", (items) => items.length > 0)
     ], { concurrency: 3, discard: true })
 

@@ -26,11 +26,9 @@ export class Loop extends Effect.Service<Loop>()("@kubemend/agent/Loop", {
     const tools = yield* Tools
     const alignment = yield* Alignment
 
-    const setPhase = (run: RunState, phase: InvestigationPhase) =>
-      Ref.update(run.session.state, (s) => ({ ...s, phase }))
+    const setPhase = (run: RunState, phase: InvestigationPhase) => Ref.update(run.session.state, (s) => ({ ...s, phase }))
 
-    const escalated = (run: RunState): TurnOutcome | undefined =>
-      run.escalation === undefined ? undefined : { _tag: "Escalated", escalation: run.escalation }
+    const escalated = (run: RunState): TurnOutcome | undefined => run.escalation === undefined ? undefined : { _tag: "Escalated", escalation: run.escalation }
 
     /** Runs turns until the model answers in text; `limit` is the highest turn number allowed. */
     const untilAnswer = Effect.fn("Loop.untilAnswer")(function* (run: RunState, limit: number) {

@@ -75,4 +75,3 @@ export class Model extends Effect.Service<Model>()("@kubemend/agent/Model", {
     return { complete, isOpen: Effect.map(breaker.state, (s) => s === "open") } as const
   })
 }) {}
-

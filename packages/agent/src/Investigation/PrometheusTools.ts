@@ -82,7 +82,10 @@ export const make = Effect.gen(function* () {
       }).pipe(
         Effect.timeoutFail({ duration: settings.timeout, onTimeout: () => `the metrics backend did not answer within ${Duration.format(settings.timeout)}` })
       )
-      const body = yield* Effect.tryPromise({ try: () => response.json() as Promise<Record<string, unknown>>, catch: () => `the metrics backend answered HTTP ${response.status} without JSON` })
+      const body = yield* Effect.tryPromise({
+        try: () => response.json() as Promise<Record<string, unknown>>,
+        catch: () => `the metrics backend answered HTTP ${response.status} without JSON`
+      })
       if (body["status"] !== "success") {
         return yield* Effect.fail(`${String(body["errorType"] ?? `HTTP ${response.status}`)}: ${String(body["error"] ?? "query failed")}`)
       }
@@ -111,7 +114,10 @@ export const make = Effect.gen(function* () {
         const step = Math.max(requested ?? Math.ceil(span / 60), Math.ceil(span / maxPointsPerQuery), 1)
         const end = (yield* Effect.clockWith((c) => c.currentTimeMillis)) / 1000
         return yield* query("/api/v1/query_range", {
-          query: a.query, start: String(end - span), end: String(end), step: String(step)
+          query: a.query,
+          start: String(end - span),
+          end: String(end),
+          step: String(step)
         })
       })
   )

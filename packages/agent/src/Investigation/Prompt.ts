@@ -46,13 +46,17 @@ When you are done, answer with ONLY this JSON object (no tool calls):
 ${selectionFormat}`
 
 const targetLine = (t: TargetRef | undefined) =>
-  t === undefined ? [] : [`remediation_target: ${t.apiVersion === undefined ? "" : `${t.apiVersion}/`}${t.kind} ${t.namespace === undefined ? "" : `${t.namespace}/`}${t.name}`]
+  t === undefined
+    ? []
+    : [`remediation_target: ${t.apiVersion === undefined ? "" : `${t.apiVersion}/`}${t.kind} ${t.namespace === undefined ? "" : `${t.namespace}/`}${t.name}`]
 
 /** The workflow phase's opening message: the incident and the analysis, both fenced as data. */
 export const selectionPrompt = (r: IncidentRequest, rca: FinalAnswer, target: TargetRef | undefined): string =>
   [
     "Select a remediation workflow for this incident.",
-    "<incident>", ...fields.flatMap((f) => line(f, r[f])), "</incident>",
+    "<incident>",
+    ...fields.flatMap((f) => line(f, r[f])),
+    "</incident>",
     "<root_cause_analysis>",
     ...line("root_cause", rca.root_cause ?? rca.summary),
     ...line("severity", rca.severity),
@@ -83,14 +87,30 @@ const line = (label: string, value: unknown) =>
   value === undefined || value === null || value === "" ? [] : [`${label}: ${clean(typeof value === "string" ? value : JSON.stringify(value))}`]
 
 const fields = [
-  "incident_id", "signal_name", "severity", "signal_source", "resource_kind", "resource_name", "resource_namespace",
-  "resource_api_version", "error_message", "description", "environment", "priority", "business_category",
-  "risk_tolerance", "cluster_name", "signal_mode", "occurrence_count", "firing_time", "signal_labels",
-  "signal_annotations", "enrichment_results"
+  "incident_id",
+  "signal_name",
+  "severity",
+  "signal_source",
+  "resource_kind",
+  "resource_name",
+  "resource_namespace",
+  "resource_api_version",
+  "error_message",
+  "description",
+  "environment",
+  "priority",
+  "business_category",
+  "risk_tolerance",
+  "cluster_name",
+  "signal_mode",
+  "occurrence_count",
+  "firing_time",
+  "signal_labels",
+  "signal_annotations",
+  "enrichment_results"
 ] as const satisfies ReadonlyArray<keyof IncidentRequest>
 
 export const incidentPrompt = (r: IncidentRequest): string =>
   ["Investigate this incident.", "<incident>", ...fields.flatMap((f) => line(f, r[f])), "</incident>"].join("\n")
 
-export const correction = (problem: string, format: string = answerFormat) =>
-  `${problem}. Answer again with ONLY the JSON object:\n${format}`
+export const correction = (problem: string, format: string = answerFormat) => `${problem}. Answer again with ONLY the JSON object:\n${format}`

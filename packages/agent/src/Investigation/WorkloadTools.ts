@@ -103,7 +103,9 @@ export const make = Effect.gen(function* () {
         const metricsKind = a.kind === "Pod" ? "PodMetrics" : "NodeMetrics"
         const items = a.name === undefined
           ? (yield* k8s.listResources({
-            kind: metricsKind, apiVersion: metricsVersion, namespace,
+            kind: metricsKind,
+            apiVersion: metricsVersion,
+            namespace,
             ...(a.label_selector === undefined ? {} : { labelSelector: a.label_selector })
           })).items
           : [yield* k8s.getResource({ kind: metricsKind, apiVersion: metricsVersion, namespace, name: a.name })]

@@ -82,8 +82,7 @@ export const makeEventLog = (historyCap: number, bufferCap: number): Effect.Effe
 
     return {
       publish,
-      subscribe: (afterSeq = 0) =>
-        Stream.unwrapScoped(open(afterSeq)).pipe(Stream.takeUntil((e) => e.type === "session_ended")),
+      subscribe: (afterSeq = 0) => Stream.unwrapScoped(open(afterSeq)).pipe(Stream.takeUntil((e) => e.type === "session_ended")),
       history: Ref.get(history)
     }
   })
@@ -104,5 +103,4 @@ export const isTerminal = (state: SessionState) => isTerminalSessionStatus(state
 export const transition = (session: Session, f: (s: SessionState) => SessionState) =>
   Ref.modify(session.state, (s) => (isTerminal(s) ? [false, s] : [true, f(s)]))
 
-export const setProgress = (session: Session, progress: string) =>
-  Ref.update(session.state, (s) => (isTerminal(s) ? s : { ...s, progress }))
+export const setProgress = (session: Session, progress: string) => Ref.update(session.state, (s) => (isTerminal(s) ? s : { ...s, progress }))

@@ -60,8 +60,7 @@ export class AuthConfig extends Context.Tag("@kubemend/core/AuthConfig")<AuthCon
     maxTokenBytes: 8192,
     serviceAccountTokenTTL: Duration.minutes(5)
   }
-  static readonly layer = (overrides: Partial<AuthConfigShape> = {}) =>
-    Layer.succeed(AuthConfig, { ...AuthConfig.defaults, ...overrides })
+  static readonly layer = (overrides: Partial<AuthConfigShape> = {}) => Layer.succeed(AuthConfig, { ...AuthConfig.defaults, ...overrides })
   /** From the current ConfigProvider; the gateway nests it: `AuthConfig.layerConfig(Config.nested(authConfig, "auth"))`. */
   static readonly layerConfig = (config: Config.Config<AuthConfigShape>) => Layer.effect(AuthConfig, config)
 }
@@ -94,10 +93,12 @@ const providerConfig: Config.Config<JwtProvider> = Config.all({
   issuerURL: Config.string("issuerURL"),
   jwksURL: optional(Config.string("jwksURL")),
   audiences: Config.array(Config.string(), "audiences"),
-  claimMappings: optional(Config.all({
-    username: optional(Config.string("username")),
-    groups: optional(Config.string("groups"))
-  }).pipe(Config.map(clean), Config.nested("claimMappings")))
+  claimMappings: optional(
+    Config.all({
+      username: optional(Config.string("username")),
+      groups: optional(Config.string("groups"))
+    }).pipe(Config.map(clean), Config.nested("claimMappings"))
+  )
 }).pipe(Config.map(clean))
 
 /**

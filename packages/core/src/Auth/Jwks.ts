@@ -94,7 +94,8 @@ export const makeKeyStore = (provider: JwtProvider, config: AuthConfigShape): Ke
       Effect.tapError((e) =>
         Effect.sync(() => {
           lastError = e
-        }).pipe(Effect.zipRight(Effect.logWarning(`JWKS refresh for provider ${provider.name} failed: ${e.message}`))))
+        }).pipe(Effect.zipRight(Effect.logWarning(`JWKS refresh for provider ${provider.name} failed: ${e.message}`)))
+      )
     )
 
   const fresh = (now: number, kid: string | undefined) =>
@@ -102,8 +103,7 @@ export const makeKeyStore = (provider: JwtProvider, config: AuthConfigShape): Ke
 
   // Fresh keys that know the kid are served without the lock, so a refresh in flight (up to `jwksTimeout`, e.g.
   // triggered by a forged kid) never delays good tokens.
-  const keys = (kid: string | undefined) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => fresh(now, kid) ? Effect.succeed(current!) : locked(kid))
+  const keys = (kid: string | undefined) => Effect.flatMap(Clock.currentTimeMillis, (now) => fresh(now, kid) ? Effect.succeed(current!) : locked(kid))
 
   const locked = (unknownKid: string | undefined) =>
     lock.withPermits(1)(Effect.gen(function* () {

@@ -2,13 +2,7 @@
  * The pieces of the live layer that touch client-node directly: loading the kubeconfig, per-call options (abort
  * signal, merge-patch content type) and running one call under the request policy.
  */
-import {
-  KubeConfig,
-  Observable,
-  type ObservableMiddleware,
-  PatchStrategy,
-  setHeaderOptions
-} from "@kubernetes/client-node"
+import { KubeConfig, Observable, type ObservableMiddleware, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { K8sUnavailable } from "../K8s.ts"
 import { pooled } from "./Agents.ts"

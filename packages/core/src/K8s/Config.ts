@@ -58,8 +58,7 @@ export const defaultApiGroup = "kubemend.io"
 export const crVersion = "v1alpha1"
 
 export const resolveSettings = (input: K8sSettingsInput): K8sSettings => {
-  const d = (v: Duration.DurationInput | undefined, fallback: Duration.Duration) =>
-    v === undefined ? fallback : Duration.decode(v)
+  const d = (v: Duration.DurationInput | undefined, fallback: Duration.Duration) => v === undefined ? fallback : Duration.decode(v)
   return {
     requestTimeout: d(input.requestTimeout, defaults.requestTimeout),
     conflictTries: input.conflictTries ?? defaults.conflictTries,

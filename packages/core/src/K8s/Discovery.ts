@@ -56,9 +56,7 @@ export const discover = (
       (gv) =>
         get(`/apis/${gv.group}/${gv.version}`).pipe(
           Effect.map((doc) => toMappings(gv.group, gv.version, gv.preferred, doc)),
-          Effect.catchAll((e) =>
-            Effect.logDebug(`discovery of ${gv.group}/${gv.version} failed`, e.message).pipe(Effect.as([]))
-          )
+          Effect.catchAll((e) => Effect.logDebug(`discovery of ${gv.group}/${gv.version} failed`, e.message).pipe(Effect.as([])))
         ),
       { concurrency: 8 }
     )

@@ -42,9 +42,7 @@ export const runInformer = <R>(options: InformerOptions<R>): Effect.Effect<never
     resync: true,
     ...(synced === undefined ? {} : { onListed: Effect.asVoid(Deferred.succeed(synced, undefined)) })
   }).pipe(
-    Stream.runForEach((c) =>
-      c.listed || c.type === "DELETED" || relevant(c.previous, c.object) ? options.onKey(objectKey(c.object)) : Effect.void
-    ),
+    Stream.runForEach((c) => c.listed || c.type === "DELETED" || relevant(c.previous, c.object) ? options.onKey(objectKey(c.object)) : Effect.void),
     // With no limit on failures the stream neither fails nor ends.
     Effect.orDie,
     Effect.zipRight(Effect.never)

@@ -61,8 +61,7 @@ const parseRequirement = (part: string): Requirement => {
 }
 
 /** The requirements of a text selector; throws LabelSelectorError where the API server answers 400. */
-export const parseLabelSelector = (text: string | undefined): ReadonlyArray<Requirement> =>
-  text === undefined ? [] : splitTop(text).map(parseRequirement)
+export const parseLabelSelector = (text: string | undefined): ReadonlyArray<Requirement> => text === undefined ? [] : splitTop(text).map(parseRequirement)
 
 const matches = (r: Requirement, labels: Labels): boolean => {
   const has = Object.prototype.hasOwnProperty.call(labels, r.key)

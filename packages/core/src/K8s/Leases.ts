@@ -136,8 +136,7 @@ export const make = (store: LeaseStore, settings: K8sSettings): LeaseOps => {
 
   return {
     acquire: (name, holder, ttl) =>
-      claim(name, holder, ttl, (c, now) =>
-        c.holder !== "" && !isExpired(c, now) ? Option.some(new K8sLeaseHeld({ name, holder: c.holder })) : Option.none()),
+      claim(name, holder, ttl, (c, now) => c.holder !== "" && !isExpired(c, now) ? Option.some(new K8sLeaseHeld({ name, holder: c.holder })) : Option.none()),
     takeover: (name, holder, ttl) => claim(name, holder, ttl, () => Option.none<never>()),
     renew,
     release,

@@ -5,12 +5,7 @@
  *   import * as K8sLive from "@kubemend/core/K8s/Live"
  *   K8sLive.layer({ namespace: "kubemend-system", kubeconfig: "in-cluster" })
  */
-import {
-  AuthenticationV1Api,
-  AuthorizationV1Api,
-  CustomObjectsApi,
-  type KubeConfig
-} from "@kubernetes/client-node"
+import { AuthenticationV1Api, AuthorizationV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node"
 import { Config, type ConfigError, Duration, Effect, Layer, Option, Stream } from "effect"
 import { type CrPlural, K8s, type K8sService, type K8sUnavailable, type KubeList, type KubeObject } from "../K8s.ts"
 import { callOptions, type KubeconfigSource, loadKubeConfig, makeCall } from "./Client.ts"
@@ -46,8 +41,7 @@ export const make = (options: K8sLiveOptions): Effect.Effect<K8sService, K8sUnav
     const custom = kc.makeApiClient(CustomObjectsApi)
     const authz = kc.makeApiClient(AuthorizationV1Api)
     const authn = kc.makeApiClient(AuthenticationV1Api)
-    const get = (path: string, query: Readonly<Record<string, string | undefined>> = {}) =>
-      call(getJson(kc, path, query))
+    const get = (path: string, query: Readonly<Record<string, string | undefined>> = {}) => call(getJson(kc, path, query))
     const mapper = yield* RestMapper.make({
       discover: discover((path) => get(path)),
       fallback: RestMapper.staticTable(apiGroup),
@@ -108,10 +102,12 @@ export const make = (options: K8sLiveOptions): Effect.Effect<K8sService, K8sUnav
           Effect.withSpan("K8s.patchCr", { attributes: { plural, name } })
         ),
       patchCrStatus: (plural, name, status, options) =>
-        call((s) =>
-          custom.patchNamespacedCustomObjectStatus({ ...cr(plural), name, body: statusPatch(status, options?.resourceVersion) }, callOptions(s, true)), {
-          retryConflicts: options?.resourceVersion === undefined
-        }).pipe(
+        call(
+          (s) => custom.patchNamespacedCustomObjectStatus({ ...cr(plural), name, body: statusPatch(status, options?.resourceVersion) }, callOptions(s, true)),
+          {
+            retryConflicts: options?.resourceVersion === undefined
+          }
+        ).pipe(
           Effect.map(asObject),
           Effect.mapError(notFoundConflictOr(crKinds[plural], name)),
           Effect.withSpan("K8s.patchCrStatus", { attributes: { plural, name } })
@@ -246,5 +242,4 @@ export const layer = (options: K8sLiveOptions): Layer.Layer<K8s, K8sUnavailable>
 
 export const layerConfig = (
   config: Config.Config.Wrap<K8sLiveOptions>
-): Layer.Layer<K8s, K8sUnavailable | ConfigError.ConfigError> =>
-  Layer.effect(K8s, Effect.flatMap(Config.unwrap(config), make))
+): Layer.Layer<K8s, K8sUnavailable | ConfigError.ConfigError> => Layer.effect(K8s, Effect.flatMap(Config.unwrap(config), make))

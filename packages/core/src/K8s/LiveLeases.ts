@@ -5,8 +5,7 @@ import { type Call, callOptions } from "./Client.ts"
 import type { LeaseRecord, LeaseStore } from "./Leases.ts"
 
 // client-node has no deserializer for MicroTime, so reads may hold strings where the types say Date.
-const toDate = (value: unknown): Date | undefined =>
-  value instanceof Date ? value : typeof value === "string" ? new Date(value) : undefined
+const toDate = (value: unknown): Date | undefined => value instanceof Date ? value : typeof value === "string" ? new Date(value) : undefined
 
 const fromLease = (lease: V1Lease): LeaseRecord => ({
   name: lease.metadata?.name ?? "",

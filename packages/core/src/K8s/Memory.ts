@@ -9,16 +9,7 @@
 import { PodLogBook } from "./PodLogs.ts"
 import { Clock, Context, Duration, Effect, Layer, Option, PubSub, Ref, Stream } from "effect"
 import { randomUUID } from "node:crypto"
-import {
-  type AccessReview,
-  type CrPlural,
-  K8s,
-  type K8sService,
-  K8sUnavailable,
-  type KubeList,
-  type KubeObject,
-  type ReviewedUser
-} from "../K8s.ts"
+import { type AccessReview, type CrPlural, K8s, type K8sService, K8sUnavailable, type KubeList, type KubeObject, type ReviewedUser } from "../K8s.ts"
 import { crKinds, crVersion, defaultApiGroup, type K8sBaseOptions, resolveSettings } from "./Config.ts"
 import * as Leases from "./Leases.ts"
 import { makeMemoryLeaseStore } from "./MemoryLeases.ts"
@@ -135,8 +126,7 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
         run({ verb: "get", plural, name }, () => ops.get(crResource(plural), crKinds[plural], namespace, name)).pipe(
           Effect.mapError(notFoundOr(crKinds[plural], name))
         ),
-      listCr: (plural, opts) =>
-        listCrRaw(plural, opts?.labelSelector, opts?.fieldSelector).pipe(Effect.mapError(unavailable)),
+      listCr: (plural, opts) => listCrRaw(plural, opts?.labelSelector, opts?.fieldSelector).pipe(Effect.mapError(unavailable)),
       createCr: (plural, body) =>
         run({ verb: "create", plural, name: body.metadata.name }, (now) =>
           ops.create(crResource(plural), { ...body, apiVersion: `${apiGroup}/${crVersion}`, kind: crKinds[plural] }, now))
@@ -150,9 +140,10 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
           ops.patch(crResource(plural), crKinds[plural], name, statusPatch(status, options?.resourceVersion), true), options?.resourceVersion === undefined)
           .pipe(Effect.mapError(notFoundConflictOr(crKinds[plural], name))),
       deleteCr: (plural, name) =>
-        run({ verb: "delete", plural, name }, () => ops.remove(crResource(plural), crKinds[plural], namespace, name)).pipe(
-          Effect.mapError(notFoundOr(crKinds[plural], name))
-        ),
+        run({ verb: "delete", plural, name }, () =>
+          ops.remove(crResource(plural), crKinds[plural], namespace, name)).pipe(
+            Effect.mapError(notFoundOr(crKinds[plural], name))
+          ),
       watchCr: (plural, opts) => {
         const fieldSelector = withName(opts?.fieldSelector, opts?.name)
         return informer({
@@ -172,7 +163,8 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
         opts?.namespace === undefined
           ? Stream.fail(new K8sUnavailable({ message: "the in-memory layer watches events of one namespace" }))
           : informer({
-            list: run({ verb: "list", plural: "events", name: "" }, () => ops.list("/events", opts.namespace!, undefined, opts.fieldSelector)),
+            list: run({ verb: "list", plural: "events", name: "" }, () =>
+              ops.list("/events", opts.namespace!, undefined, opts.fieldSelector)),
             watch: (rv) =>
               Stream.unwrapScoped(
                 Effect.zipRight(
@@ -187,7 +179,9 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
           Effect.flatMap((m) =>
             run({ verb: "get", plural: m.resource, name: ref.name }, () =>
               ops.get(`${m.group}/${m.resource}`, m.kind, m.namespaced ? ref.namespace : "", ref.name)).pipe(
-                Effect.map((o) => redactSecret({ ...o, apiVersion: RestMapper.apiVersionOf(m), kind: m.kind })),
+                Effect.map((o) =>
+                  redactSecret({ ...o, apiVersion: RestMapper.apiVersionOf(m), kind: m.kind })
+                ),
                 Effect.mapError(notFoundOr(m.kind, ref.name))
               )
           )
@@ -197,7 +191,12 @@ export const make = (options: K8sMemoryOptions): Effect.Effect<{ service: K8sSer
           Effect.flatMap((m) =>
             run({ verb: "list", plural: m.resource, name: "" }, () =>
               ops.list(`${m.group}/${m.resource}`, m.namespaced ? ref.namespace : "", ref.labelSelector, ref.fieldSelector)).pipe(
-                Effect.map((l): KubeList => ({ ...l, items: l.items.map((o) => redactSecret({ ...o, kind: m.kind })) })),
+                Effect.map((l): KubeList => ({
+                  ...l,
+                  items: l.items.map((o) =>
+                    redactSecret({ ...o, kind: m.kind })
+                  )
+                })),
                 Effect.mapError(unavailable)
               )
           )

@@ -40,12 +40,10 @@ export const makeMemoryLeaseStore = (
   namespace: string,
   run: <A>(verb: string, name: string, body: () => A | HttpFailure) => Effect.Effect<A, HttpFailure>
 ): LeaseStore => {
-  const stale = (name: string) =>
-    new HttpFailure({ status: 409, message: `Operation cannot be fulfilled on leases "${name}": the object has been modified` })
+  const stale = (name: string) => new HttpFailure({ status: 409, message: `Operation cannot be fulfilled on leases "${name}": the object has been modified` })
   const missing = (name: string) => new HttpFailure({ status: 404, message: `leases "${name}" not found` })
   return {
-    get: (name) =>
-      run("get", name, () => Option.fromNullable(store.get(leaseResource, namespace, name)).pipe(Option.map(fromObject))),
+    get: (name) => run("get", name, () => Option.fromNullable(store.get(leaseResource, namespace, name)).pipe(Option.map(fromObject))),
     create: (r) =>
       run("create", r.name, () =>
         store.get(leaseResource, namespace, r.name) !== undefined

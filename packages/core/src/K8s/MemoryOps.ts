@@ -47,8 +47,7 @@ export const makeOps = (env: {
     return { resource: `${group}/${kind.toLowerCase()}s`, namespaced: true }
   }
 
-  const get = (resource: string, kind: string, namespace: string, name: string) =>
-    store.get(resource, namespace, name) ?? notFound(kind, name)
+  const get = (resource: string, kind: string, namespace: string, name: string) => store.get(resource, namespace, name) ?? notFound(kind, name)
 
   const list = (resource: string, namespace: string, label?: string, field?: string): KubeList | HttpFailure => {
     const byLabels = labelFilter(label)
@@ -172,8 +171,7 @@ export const makeOps = (env: {
       }, current === undefined ? "ADDED" : "MODIFIED").object
     })
 
-  const objectsOf = (apiVersion: string, kind: string): ReadonlyArray<KubeObject> =>
-    store.all(mappingOf(apiVersion, kind).resource)
+  const objectsOf = (apiVersion: string, kind: string): ReadonlyArray<KubeObject> => store.all(mappingOf(apiVersion, kind).resource)
 
   return { get, list, create, patch, remove, watch, seed, objectsOf }
 }

@@ -79,12 +79,15 @@ export class MemoryStore {
 
   /** Records the request, then applies any matching latency and failure. */
   gate(action: K8sAction): Effect.Effect<void, HttpFailure> {
-    return Effect.zipRight(Ref.update(this.actions, (all) => [...all, action]), Effect.suspend(() => {
-      const delay = take(this.delays, action)
-      const failure = take(this.failures, action)
-      const slow = delay === undefined ? Effect.void : Effect.sleep(delay)
-      return failure === undefined ? slow : Effect.zipRight(slow, Effect.fail(failure))
-    }))
+    return Effect.zipRight(
+      Ref.update(this.actions, (all) => [...all, action]),
+      Effect.suspend(() => {
+        const delay = take(this.delays, action)
+        const failure = take(this.failures, action)
+        const slow = delay === undefined ? Effect.void : Effect.sleep(delay)
+        return failure === undefined ? slow : Effect.zipRight(slow, Effect.fail(failure))
+      })
+    )
   }
 
   failNext(count: number, fault: FaultOptions): void {

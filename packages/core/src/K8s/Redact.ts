@@ -20,10 +20,9 @@ export const redactSecret = (o: KubeObject): KubeObject => {
   if (!isSecret(o)) return o
   const { data, stringData, ...rest } = o
   const annotations = o.metadata.annotations
-  const metadata =
-    annotations !== undefined && lastApplied in annotations
-      ? { ...o.metadata, annotations: { ...annotations, [lastApplied]: redactedValue } }
-      : o.metadata
+  const metadata = annotations !== undefined && lastApplied in annotations
+    ? { ...o.metadata, annotations: { ...annotations, [lastApplied]: redactedValue } }
+    : o.metadata
   return {
     ...rest,
     metadata,

@@ -21,13 +21,17 @@ export interface ResourceMapping {
   readonly preferred: boolean
 }
 
-export const apiVersionOf = (m: Pick<ResourceMapping, "group" | "version">): string =>
-  m.group === "" ? m.version : `${m.group}/${m.version}`
+export const apiVersionOf = (m: Pick<ResourceMapping, "group" | "version">): string => m.group === "" ? m.version : `${m.group}/${m.version}`
 
 export const groupLabel = (group: string): string => (group === "" ? "core" : group)
 
 const row = (group: string, version: string, namespaced: boolean) => (kind: string, resource: string): ResourceMapping => ({
-  group, version, kind, resource, namespaced, preferred: true
+  group,
+  version,
+  kind,
+  resource,
+  namespaced,
+  preferred: true
 })
 
 /** Common kinds, used when discovery is unavailable (and by the in-memory layer as its whole "server"). */
@@ -36,16 +40,28 @@ export const staticTable = (apiGroup: string): ReadonlyArray<ResourceMapping> =>
   const apps = row("apps", "v1", true)
   const cr = row(apiGroup, crVersion, true)
   return [
-    core("Pod", "pods"), core("Service", "services"), core("ConfigMap", "configmaps"), core("Secret", "secrets"),
-    core("Event", "events"), core("ServiceAccount", "serviceaccounts"), core("Endpoints", "endpoints"),
-    core("PersistentVolumeClaim", "persistentvolumeclaims"), core("ReplicationController", "replicationcontrollers"),
-    core("ResourceQuota", "resourcequotas"), core("LimitRange", "limitranges"),
-    row("", "v1", false)("Namespace", "namespaces"), row("", "v1", false)("Node", "nodes"),
+    core("Pod", "pods"),
+    core("Service", "services"),
+    core("ConfigMap", "configmaps"),
+    core("Secret", "secrets"),
+    core("Event", "events"),
+    core("ServiceAccount", "serviceaccounts"),
+    core("Endpoints", "endpoints"),
+    core("PersistentVolumeClaim", "persistentvolumeclaims"),
+    core("ReplicationController", "replicationcontrollers"),
+    core("ResourceQuota", "resourcequotas"),
+    core("LimitRange", "limitranges"),
+    row("", "v1", false)("Namespace", "namespaces"),
+    row("", "v1", false)("Node", "nodes"),
     row("", "v1", false)("PersistentVolume", "persistentvolumes"),
     row("storage.k8s.io", "v1", false)("StorageClass", "storageclasses"),
-    apps("Deployment", "deployments"), apps("ReplicaSet", "replicasets"), apps("StatefulSet", "statefulsets"),
-    apps("DaemonSet", "daemonsets"), apps("ControllerRevision", "controllerrevisions"),
-    row("batch", "v1", true)("Job", "jobs"), row("batch", "v1", true)("CronJob", "cronjobs"),
+    apps("Deployment", "deployments"),
+    apps("ReplicaSet", "replicasets"),
+    apps("StatefulSet", "statefulsets"),
+    apps("DaemonSet", "daemonsets"),
+    apps("ControllerRevision", "controllerrevisions"),
+    row("batch", "v1", true)("Job", "jobs"),
+    row("batch", "v1", true)("CronJob", "cronjobs"),
     row("autoscaling", "v2", true)("HorizontalPodAutoscaler", "horizontalpodautoscalers"),
     row("policy", "v1", true)("PodDisruptionBudget", "poddisruptionbudgets"),
     row("networking.k8s.io", "v1", true)("NetworkPolicy", "networkpolicies"),

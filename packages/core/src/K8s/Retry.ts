@@ -71,8 +71,7 @@ export const request = <A>(attempt: (signal: AbortSignal) => Promise<A>): Effect
 const deadline = (settings: K8sSettings) => <A>(self: Effect.Effect<A, HttpFailure>) =>
   Effect.timeoutFail(self, {
     duration: settings.requestTimeout,
-    onTimeout: () =>
-      new HttpFailure({ status: undefined, message: `no answer within ${Duration.format(settings.requestTimeout)}` })
+    onTimeout: () => new HttpFailure({ status: undefined, message: `no answer within ${Duration.format(settings.requestTimeout)}` })
   })
 
 /** client-go's conflict backoff: exponential from the base, jittered, `conflictTries` tries in all. */
@@ -88,17 +87,15 @@ const throttleSchedule = (settings: K8sSettings) =>
   Schedule.identity<HttpFailure>().pipe(
     Schedule.whileInput((e: HttpFailure) => e.status === 429),
     Schedule.intersect(Schedule.recurs(settings.throttleRetries)),
-    Schedule.addDelay(([e, n]) =>
-      Duration.min(e.retryAfter ?? Duration.times(Duration.millis(200), 2 ** n), settings.maxRetryAfter)
-    )
+    Schedule.addDelay(([e, n]) => Duration.min(e.retryAfter ?? Duration.times(Duration.millis(200), 2 ** n), settings.maxRetryAfter))
   )
 
 /**
  * Runs one API request under the policy. `retryConflicts` is for updates only: a create answered 409 means "already
  * exists" and must not be retried.
  */
-export const withPolicy = (settings: K8sSettings, options: { readonly retryConflicts: boolean }) =>
-  <A>(attempt: Effect.Effect<A, HttpFailure>): Effect.Effect<A, HttpFailure> => {
+export const withPolicy =
+  (settings: K8sSettings, options: { readonly retryConflicts: boolean }) => <A>(attempt: Effect.Effect<A, HttpFailure>): Effect.Effect<A, HttpFailure> => {
     const once = deadline(settings)(attempt)
     const conflicts = options.retryConflicts ? Effect.retry(once, conflictSchedule(settings)) : once
     return Effect.retry(conflicts, throttleSchedule(settings))
@@ -117,10 +114,9 @@ export const notFoundOr = (kind: string, name: string) => (e: HttpFailure): K8sN
 export const conflictOr = (kind: string, name: string) => (e: HttpFailure): K8sConflict | K8sUnavailable =>
   e.status === 409 ? new K8sConflict({ kind, name, message: e.message }) : unavailable(e)
 
-export const notFoundConflictOr = (kind: string, name: string) =>
-  (e: HttpFailure): K8sNotFound | K8sConflict | K8sUnavailable =>
-    e.status === 404
-      ? new K8sNotFound({ kind, name })
-      : e.status === 409
-      ? new K8sConflict({ kind, name, message: e.message })
-      : unavailable(e)
+export const notFoundConflictOr = (kind: string, name: string) => (e: HttpFailure): K8sNotFound | K8sConflict | K8sUnavailable =>
+  e.status === 404
+    ? new K8sNotFound({ kind, name })
+    : e.status === 409
+    ? new K8sConflict({ kind, name, message: e.message })
+    : unavailable(e)

@@ -18,5 +18,4 @@ export interface Adapter {
 }
 
 /** The request's temperature, else the configured one, else none (then it is left out of the wire request). */
-export const temperatureOf = (ctx: AdapterContext, request: ChatRequest): number | undefined =>
-  request.temperature ?? ctx.settings.temperature
+export const temperatureOf = (ctx: AdapterContext, request: ChatRequest): number | undefined => request.temperature ?? ctx.settings.temperature

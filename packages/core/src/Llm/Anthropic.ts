@@ -8,17 +8,7 @@ import { temperatureOf } from "./Adapter.ts"
 import { bearerAuth, keyHeaderAuth } from "./Auth.ts"
 import { compact } from "./Config.ts"
 import { LlmUnavailable } from "./Errors.ts"
-import {
-  alternate,
-  decodeAnswer,
-  noUsage,
-  reduceChunks,
-  sseJson,
-  ToolCallAssembler,
-  toolCall,
-  vertexModelUrl,
-  withV1
-} from "./Shared.ts"
+import { alternate, decodeAnswer, noUsage, reduceChunks, sseJson, ToolCallAssembler, toolCall, vertexModelUrl, withV1 } from "./Shared.ts"
 import type { Target } from "./Target.ts"
 import type { ChatRequest, FinishReason } from "./Types.ts"
 
@@ -153,9 +143,7 @@ export const make = (ctx: AdapterContext): Adapter => {
         Effect.flatMap(decodeMessage),
         Effect.map((answer) => ({
           text: answer.content.flatMap((b) => (b.type === "text" && b.text !== undefined ? [b.text] : [])).join(""),
-          toolCalls: answer.content.flatMap((b) =>
-            b.type === "tool_use" ? [toolCall(b.id ?? "", b.name ?? "", b.input ?? {})] : []
-          ),
+          toolCalls: answer.content.flatMap((b) => b.type === "tool_use" ? [toolCall(b.id ?? "", b.name ?? "", b.input ?? {})] : []),
           finishReason: finishReason(answer.stop_reason),
           usage: { promptTokens: answer.usage.input_tokens, completionTokens: answer.usage.output_tokens }
         }))

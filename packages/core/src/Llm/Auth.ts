@@ -20,9 +20,9 @@ const TokenAnswer = Schema.Struct({
 export type TokenSource = Effect.Effect<string, LlmError>
 
 export const makeOauth2 = (client: HttpClient.HttpClient, oauth: Oauth2Settings, timeout: Duration.Duration) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cache = yield* SynchronizedRef.make(Option.none<{ token: string; expiresAt: number }>())
-    const fetch = Effect.gen(function*() {
+    const fetch = Effect.gen(function* () {
       const request = HttpClientRequest.post(oauth.tokenUrl).pipe(
         HttpClientRequest.acceptJson,
         HttpClientRequest.bodyUrlParams({
@@ -34,8 +34,7 @@ export const makeOauth2 = (client: HttpClient.HttpClient, oauth: Oauth2Settings,
       )
       const response = yield* client.execute(request).pipe(
         Effect.timeoutFail({ duration: timeout, onTimeout: () => new LlmUnavailable({ message: "oauth2 token timeout" }) }),
-        Effect.catchTag("RequestError", "ResponseError", (e) =>
-          new LlmUnavailable({ message: `oauth2 token: ${e.message}` }))
+        Effect.catchTag("RequestError", "ResponseError", (e) => new LlmUnavailable({ message: `oauth2 token: ${e.message}` }))
       )
       const body = yield* Effect.orElseSucceed(response.json, () => null)
       if (response.status >= 500) {
@@ -56,8 +55,8 @@ export const makeOauth2 = (client: HttpClient.HttpClient, oauth: Oauth2Settings,
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Option.isSome(current) && now < current.value.expiresAt - Duration.toMillis(refreshMargin)
           ? Effect.succeed([current.value.token, current] as const)
-          : Effect.map(fetch, (fresh) => [fresh.token, Option.some(fresh)] as const))
-    ) satisfies TokenSource
+          : Effect.map(fetch, (fresh) =>
+            [fresh.token, Option.some(fresh)] as const))) satisfies TokenSource
   })
 
 export interface Credentials {

@@ -89,21 +89,23 @@ export const finishReason = (reason: string | undefined): FinishReason => {
 }
 
 const sigV4Auth = (ctx: AdapterContext, region: string): Auth => (url, body) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.promise(() =>
-    signV4({
-      method: "POST",
-      url,
-      headers: { "content-type": "application/json", accept: "application/json" },
-      body,
-      region,
-      service: "bedrock",
-      credentials: compact({
-        accessKeyId: ctx.settings.awsAccessKeyId ?? "",
-        secretAccessKey: Redacted.value(ctx.settings.awsSecretAccessKey ?? Redacted.make("")),
-        sessionToken: ctx.settings.awsSessionToken === undefined ? undefined : Redacted.value(ctx.settings.awsSessionToken)
-      }),
-      now: new Date(now)
-    })))
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.promise(() =>
+      signV4({
+        method: "POST",
+        url,
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body,
+        region,
+        service: "bedrock",
+        credentials: compact({
+          accessKeyId: ctx.settings.awsAccessKeyId ?? "",
+          secretAccessKey: Redacted.value(ctx.settings.awsSecretAccessKey ?? Redacted.make("")),
+          sessionToken: ctx.settings.awsSessionToken === undefined ? undefined : Redacted.value(ctx.settings.awsSessionToken)
+        }),
+        now: new Date(now)
+      })
+    ))
 
 const decode = decodeAnswer(Answer, "converse answer")
 
@@ -122,9 +124,7 @@ export const make = (ctx: AdapterContext): Adapter => {
         const blocks = answer.output.message.content
         return {
           text: blocks.flatMap((b) => (b.text === undefined ? [] : [b.text])).join(""),
-          toolCalls: blocks.flatMap((b) =>
-            b.toolUse === undefined ? [] : [toolCall(b.toolUse.toolUseId, b.toolUse.name, b.toolUse.input ?? {})]
-          ),
+          toolCalls: blocks.flatMap((b) => b.toolUse === undefined ? [] : [toolCall(b.toolUse.toolUseId, b.toolUse.name, b.toolUse.input ?? {})]),
           finishReason: finishReason(answer.stopReason),
           usage: {
             promptTokens: answer.usage?.inputTokens ?? 0,

@@ -105,8 +105,7 @@ type Compact<T> =
   & { [K in keyof T as undefined extends T[K] ? never : K]: T[K] }
   & { [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined> }
 /** Drops undefined values so optional keys stay absent (exactOptionalPropertyTypes). */
-export const compact = <T extends object>(o: T): Compact<T> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Compact<T>
+export const compact = <T extends object>(o: T): Compact<T> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Compact<T>
 
 const PhaseOverrideFields = Schema.Struct({
   provider: Schema.optional(Schema.String),
@@ -125,10 +124,12 @@ export const decodePhaseModels = (raw: unknown, at = "llm.phaseModels"): Either.
   const out: Partial<Record<Phase, PhaseOverride>> = {}
   for (const [key, value] of Object.entries(raw)) {
     if (!Schema.is(Phase)(key)) {
-      return Either.left(new LlmConfigError({
-        key: `${at}.${key}`,
-        message: `unknown phase "${key}"; allowed: ${Phase.literals.join(", ")}`
-      }))
+      return Either.left(
+        new LlmConfigError({
+          key: `${at}.${key}`,
+          message: `unknown phase "${key}"; allowed: ${Phase.literals.join(", ")}`
+        })
+      )
     }
     const fields = decodeOverride(value ?? {})
     if (Either.isLeft(fields)) {
@@ -213,6 +214,8 @@ export const settingsConfig: Config.Config<LlmSettings> = Config.all({
   phaseModels: phaseModelsConfig,
   runtimeConfigFile: opt(Config.string("runtimeConfigFile")),
   runtimeReloadInterval: opt(duration("runtimeReloadInterval"))
-}).pipe(Config.map(({ timeoutSeconds, ...c }) =>
-  makeSettings(compact({ ...c, timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds) }))
-))
+}).pipe(
+  Config.map(({ timeoutSeconds, ...c }) =>
+    makeSettings(compact({ ...c, timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds) }))
+  )
+)

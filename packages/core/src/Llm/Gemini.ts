@@ -135,9 +135,7 @@ const decode = decodeAnswer(Answer, "generateContent answer")
 
 export const make = (ctx: AdapterContext): Adapter => {
   const call = (target: Target, request: ChatRequest, stream: boolean) => ({
-    url: `${vertexModelUrl(ctx.settings, target, "google", "us-central1")}:${
-      stream ? "streamGenerateContent?alt=sse" : "generateContent"
-    }`,
+    url: `${vertexModelUrl(ctx.settings, target, "google", "us-central1")}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`,
     body: requestBody(ctx, request),
     auth: bearerAuth(ctx, target)
   })

@@ -45,7 +45,7 @@ export const parseRetryAfter = (value: string | undefined, now: number): Duratio
 const snippet = (text: string) => (text.length > 500 ? `${text.slice(0, 500)}…` : text)
 
 const checkStatus = (response: HttpClientResponse.HttpClientResponse) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (response.status >= 200 && response.status < 300) return response
     const text = yield* Effect.orElseSucceed(response.text, () => "")
     const message = `HTTP ${response.status}: ${snippet(text)}`
@@ -93,7 +93,7 @@ export const makeTransport = (client: HttpClient.HttpClient, settings: LlmSettin
   const timedOut = () => new Transient({ message: `no answer within ${Duration.format(settings.timeout)}` })
 
   const prepare = (call: HttpCall) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const body = JSON.stringify(call.body)
       const headers = yield* call.auth(new URL(call.url), body)
       return HttpClientRequest.post(call.url).pipe(
@@ -114,7 +114,7 @@ export const makeTransport = (client: HttpClient.HttpClient, settings: LlmSettin
     )
 
   const readJson = (response: HttpClientResponse.HttpClientResponse) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const text = yield* Effect.mapError(response.text, (e) => new Transient({ message: e.message }))
       return yield* Effect.try({
         try: () => JSON.parse(text) as unknown,

@@ -71,8 +71,7 @@ const callsOf = (a: Answer, nextId: () => string) =>
   (a.message?.tool_calls ?? []).map((c) => toolCall(c.id ?? nextId(), c.function.name, c.function.arguments ?? {}))
 
 const decode = decodeAnswer(Answer, "ollama answer")
-const failOnError = (a: Answer) =>
-  a.error === undefined ? Effect.succeed(a) : Effect.fail(new LlmUnavailable({ message: `ollama: ${a.error}` }))
+const failOnError = (a: Answer) => a.error === undefined ? Effect.succeed(a) : Effect.fail(new LlmUnavailable({ message: `ollama: ${a.error}` }))
 
 export const make = (ctx: AdapterContext): Adapter => {
   const call = (target: Target, request: ChatRequest, stream: boolean) => ({

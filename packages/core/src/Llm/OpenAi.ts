@@ -7,16 +7,7 @@ import type { Adapter, AdapterContext } from "./Adapter.ts"
 import { temperatureOf } from "./Adapter.ts"
 import { bearerAuth, keyHeaderAuth } from "./Auth.ts"
 import { compact } from "./Config.ts"
-import {
-  decodeAnswer,
-  noUsage,
-  reduceChunks,
-  sseJson,
-  ToolCallAssembler,
-  toolCall,
-  trimSlash,
-  withV1
-} from "./Shared.ts"
+import { decodeAnswer, noUsage, reduceChunks, sseJson, ToolCallAssembler, toolCall, trimSlash, withV1 } from "./Shared.ts"
 import type { Target } from "./Target.ts"
 import type { ChatRequest, FinishReason, Message, Usage } from "./Types.ts"
 
@@ -144,9 +135,7 @@ export const make = (ctx: AdapterContext): Adapter => {
         Effect.flatMap(decodeCompletion),
         Effect.map((answer) => {
           const choice = answer.choices[0]
-          const toolCalls = (choice.message.tool_calls ?? []).map((c, i) =>
-            toolCall(c.id ?? `call_${i}`, c.function.name, c.function.arguments)
-          )
+          const toolCalls = (choice.message.tool_calls ?? []).map((c, i) => toolCall(c.id ?? `call_${i}`, c.function.name, c.function.arguments))
           return {
             text: choice.message.content ?? "",
             toolCalls,

@@ -32,7 +32,7 @@ export const parseRuntimeFile = (
  * file keeps the last good overrides and is logged once per distinct problem.
  */
 export const phaseModelsRef = (settings: LlmSettings) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const current = yield* Ref.make(settings.phaseModels)
     const path = settings.runtimeConfigFile
     if (path === undefined) return current
@@ -40,7 +40,7 @@ export const phaseModelsRef = (settings: LlmSettings) =>
     const seen = yield* Ref.make<string | undefined>(undefined)
 
     const remember = (key: string) => Ref.modify(seen, (last) => [last !== key, key] as const)
-    const poll = Effect.gen(function*() {
+    const poll = Effect.gen(function* () {
       const text = yield* Effect.either(fs.readFileString(path))
       if (Either.isLeft(text)) {
         if (yield* remember(`error:${text.left.message}`)) {

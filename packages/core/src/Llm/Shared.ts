@@ -25,9 +25,7 @@ export const vertexModelUrl = (settings: LlmSettings, target: Target, publisher:
   const origin = target.endpoint ??
     (location === "global" ? "https://aiplatform.googleapis.com" : `https://${location}-aiplatform.googleapis.com`)
   const e = encodeURIComponent
-  return `${trimSlash(origin)}/v1/projects/${e(settings.vertexProject ?? "")}/locations/${e(location)}/publishers/${
-    e(publisher)
-  }/models/${e(target.model)}`
+  return `${trimSlash(origin)}/v1/projects/${e(settings.vertexProject ?? "")}/locations/${e(location)}/publishers/${e(publisher)}/models/${e(target.model)}`
 }
 
 /** Merges consecutive turns of one role; Anthropic and Bedrock require alternating user/assistant turns. */
@@ -40,8 +38,7 @@ export const alternate = <B>(turns: ReadonlyArray<{ role: "user" | "assistant"; 
     return out
   }, [])
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** Builds a tool call from argument text or an object; anything but a JSON object is kept raw for the caller. */
 export const toolCall = (id: string, name: string, args: unknown): ToolCall => {
@@ -61,7 +58,7 @@ export const toolCall = (id: string, name: string, args: unknown): ToolCall => {
 export const toolNames = (messages: ReadonlyArray<Message>) => {
   const names = new Map<string, string>()
   for (const m of messages) {
-    if (m.role === "assistant") for (const c of m.toolCalls ?? []) names.set(c.id, c.name)
+    if (m.role === "assistant") { for (const c of m.toolCalls ?? []) names.set(c.id, c.name) }
   }
   return (m: Extract<Message, { role: "tool" }>) => m.name ?? names.get(m.toolCallId) ?? "unknown_tool"
 }

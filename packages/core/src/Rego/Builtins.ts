@@ -37,7 +37,9 @@ export const builtins: Readonly<Record<string, Builtin>> = {
     return str(d) && items?.every(str) ? (items as Array<string>).join(d) : undefined
   },
   sprintf,
-  to_number: (v) => (num(v) ? v : str(v) && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : v === null ? 0 : typeof v === "boolean" ? Number(v) : undefined),
+  to_number: (
+    v
+  ) => (num(v) ? v : str(v) && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : v === null ? 0 : typeof v === "boolean" ? Number(v) : undefined),
   sum: (v) => numbers(v)?.reduce((a, b) => a + b, 0),
   max: (v) => {
     const xs = numbers(v)

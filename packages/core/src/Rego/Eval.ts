@@ -124,7 +124,8 @@ export const makeQuery = (root: PackageNode, input: Value | undefined) => {
   }
 
   const isIterationVar = (ctx: Ctx, e: Expr, env: Env): e is { type: "var"; name: string } =>
-    e.type === "var" && (e.name === "_" || env.get(e.name) === unbound || (!env.has(e.name) && !ctx.pkg.rules.has(e.name) && e.name !== "input" && e.name !== "data"))
+    e.type === "var" &&
+    (e.name === "_" || env.get(e.name) === unbound || (!env.has(e.name) && !ctx.pkg.rules.has(e.name) && e.name !== "input" && e.name !== "data"))
 
   const bind = (env: Env, name: string, v: Value): Env => (name === "_" ? env : new Map(env).set(name, v))
 

@@ -51,7 +51,9 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
     const service: StorageService = {
       writeEvents: (input) =>
         Effect.gen(function* () {
-          if (input.length < 1 || input.length > 1000) return yield* new ValidationError({ detail: `a batch must hold between 1 and 1000 events (got ${input.length})` })
+          if (input.length < 1 || input.length > 1000) {
+            return yield* new ValidationError({ detail: `a batch must hold between 1 and 1000 events (got ${input.length})` })
+          }
           const withIds = input.map((e) => ({ ...e, event_id: (e.event_id ?? randomUUID()).toLowerCase() }))
           yield* Ref.update(events, (stored) => {
             const next = [...stored]
@@ -83,7 +85,8 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
               (q.severity === undefined || e.severity === q.severity) &&
               (since === undefined || Date.parse(e.event_timestamp) >= since) &&
               (until === undefined || Date.parse(e.event_timestamp) <= until) &&
-              (q.detail_key === undefined || String(e.event_data[q.detail_key]) === q.detail_value))
+              (q.detail_key === undefined || String(e.event_data[q.detail_key]) === q.detail_value)
+            )
             .sort((a, b) => Date.parse(b.event_timestamp) - Date.parse(a.event_timestamp))
           const limit = q.limit ?? 50
           const offset = q.offset ?? 0
@@ -93,7 +96,15 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
       verifyChain: (correlationId) =>
         Effect.gen(function* () {
           const n = (yield* Ref.get(events)).filter((e) => e.correlation_id === correlationId).length
-          return { correlation_id: correlationId, is_valid: true, total_events: n, verified_events: n, tampered_events: [], verification_time: (yield* now).toISOString(), message: "hash chain intact" }
+          return {
+            correlation_id: correlationId,
+            is_valid: true,
+            total_events: n,
+            verified_events: n,
+            tampered_events: [],
+            verification_time: (yield* now).toISOString(),
+            message: "hash chain intact"
+          }
         }),
       reconstruct: (correlationId) =>
         Effect.gen(function* () {
@@ -113,7 +124,8 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
         Effect.map(Ref.get(events), (all) => {
           const runs = all.filter((e) =>
             (e.event_type === "workflowexecution.workflow.completed" || e.event_type === "workflowexecution.workflow.failed") &&
-            e.event_data["workflow_id"] === workflowId && (namespace === undefined || e.namespace === namespace))
+            e.event_data["workflow_id"] === workflowId && (namespace === undefined || e.namespace === namespace)
+          )
           const durations = runs.flatMap((e) => (typeof e.duration_ms === "number" ? [e.duration_ms] : []))
           const avg = durations.length === 0 ? 0 : durations.reduce((a, b) => a + b, 0) / durations.length
           return {
@@ -131,7 +143,9 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
           const window = Option.getOrElse(parseGoDuration(q.tier1Window ?? "24h"), () => Duration.hours(24))
           const cutoff = (yield* now).getTime() - Duration.toMillis(window)
           const chain = (yield* Ref.get(events))
-            .filter((e) => e.event_type === "remediation.workflow_created" && e.event_data["target_resource"] === target && Date.parse(e.event_timestamp) >= cutoff)
+            .filter((e) =>
+              e.event_type === "remediation.workflow_created" && e.event_data["target_resource"] === target && Date.parse(e.event_timestamp) >= cutoff
+            )
             .map((e) => ({
               remediationUID: e.correlation_id,
               actionType: typeof e.event_data["action_type"] === "string" ? (e.event_data["action_type"] as string) : null,
@@ -142,11 +156,19 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
               assessmentReason: null,
               completedAt: e.event_timestamp
             }))
-          return { targetResource: target, currentSpecHash: q.currentSpecHash ?? "", regressionDetected: false, tier1: { window: q.tier1Window ?? "24h", chain }, tier2: { window: q.tier2Window ?? "2160h", chain: [] } }
+          return {
+            targetResource: target,
+            currentSpecHash: q.currentSpecHash ?? "",
+            regressionDetected: false,
+            tier1: { window: q.tier1Window ?? "24h", chain },
+            tier2: { window: q.tier2Window ?? "2160h", chain: [] }
+          }
         }),
       listWorkflows: (q) =>
         Effect.map(Ref.get(workflows), (all) => {
-          const hits = all.filter((w) => matches(w, q) && (q.status === undefined || w.status === q.status) && (q.workflow_name === undefined || w.workflowName === q.workflow_name))
+          const hits = all.filter((w) =>
+            matches(w, q) && (q.status === undefined || w.status === q.status) && (q.workflow_name === undefined || w.workflowName === q.workflow_name)
+          )
           const limit = q.limit ?? 100
           const offset = q.offset ?? 0
           return { workflows: hits.slice(offset, offset + limit), limit, offset, total: hits.length }
@@ -162,7 +184,9 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
           const parsed = parseWorkflowContent(request.content)
           if (Either.isLeft(parsed)) return yield* new ValidationError({ field: "content", detail: parsed.left })
           const p = parsed.right
-          if (!(yield* Ref.get(actionTypes)).has(p.actionType)) return yield* new ValidationError({ field: "spec.actionType", detail: `unknown action type ${p.actionType}` })
+          if (!(yield* Ref.get(actionTypes)).has(p.actionType)) {
+            return yield* new ValidationError({ field: "spec.actionType", detail: `unknown action type ${p.actionType}` })
+          }
           const all = yield* Ref.get(workflows)
           const existing = all.find((w) => w.workflowName === p.workflowName && w.version === p.version)
           if (existing !== undefined) {
@@ -173,9 +197,15 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
           const { contentHash, workflowId, ...fields } = p
           const previous = all.find((w) => w.workflowName === p.workflowName && w.isLatestVersion)
           const workflow: RemediationWorkflow = {
-            ...fields, workflowId, contentHash, content: request.content, status: "Active", isLatestVersion: true,
+            ...fields,
+            workflowId,
+            contentHash,
+            content: request.content,
+            status: "Active",
+            isLatestVersion: true,
             ...(previous === undefined ? {} : { previousVersion: previous.version }),
-            createdAt: at, updatedAt: at
+            createdAt: at,
+            updatedAt: at
           }
           yield* Ref.set(workflows, [...all.map((w) => (w.workflowName === p.workflowName ? { ...w, isLatestVersion: false } : w)), workflow])
           return { workflow, created: true }
@@ -196,7 +226,14 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
           const p = page(hits, q.offset, q.limit)
           return {
             actionType,
-            workflows: p.items.map((w) => ({ workflowId: w.workflowId, workflowName: w.workflowName, name: w.name, description: w.description, version: w.version, executionEngine: w.executionEngine })),
+            workflows: p.items.map((w) => ({
+              workflowId: w.workflowId,
+              workflowName: w.workflowName,
+              name: w.name,
+              description: w.description,
+              version: w.version,
+              executionEngine: w.executionEngine
+            })),
             pagination: p.pagination
           }
         }),
@@ -211,7 +248,12 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
           if (found === undefined) return yield* new NotFound({ resource: "workflow", id })
           const at = (yield* now).toISOString()
           const disabled: RemediationWorkflow = {
-            ...found, status: "Disabled", disabledAt: at, disabledReason: reason, updatedAt: at, ...(by === undefined ? {} : { disabledBy: by })
+            ...found,
+            status: "Disabled",
+            disabledAt: at,
+            disabledReason: reason,
+            updatedAt: at,
+            ...(by === undefined ? {} : { disabledBy: by })
           }
           yield* Ref.update(workflows, (all) => all.map((w) => (w.workflowId === id ? disabled : w)))
           return disabled
@@ -221,10 +263,18 @@ export const makeMemory = (seed: MemorySeed): Effect.Effect<Storage["Type"]> =>
           map.has(name) ? Ref.set(actionTypes, new Map(map).set(name, description)) : Effect.fail(new NotFound({ resource: "action type", id: name }))),
       disableActionType: (name) =>
         Effect.gen(function* () {
-          if (!(yield* Ref.get(actionTypes)).has(name)) return yield* new NotFound({ resource: "action type", id: name })
-          const users = (yield* Ref.get(workflows)).filter((w) => w.actionType === name && w.status === "Active")
+          if (!(yield* Ref.get(actionTypes)).has(name)) {
+            return yield* new NotFound({ resource: "action type", id: name })
+          }
+          const users = (yield* Ref.get(workflows)).filter((w) =>
+            w.actionType === name && w.status === "Active"
+          )
           if (users.length > 0) return yield* new Conflict({ detail: `action type ${name} is used by ${users.length} active workflow(s)` })
-          yield* Ref.update(actionTypes, (map) => { const next = new Map(map); next.delete(name); return next })
+          yield* Ref.update(actionTypes, (map) => {
+            const next = new Map(map)
+            next.delete(name)
+            return next
+          })
         }),
       recordNotification: (record) =>
         Effect.flatMap(Ref.get(notifications), (ids) =>

@@ -3,13 +3,7 @@
  * Field names follow the original storage OpenAPI (snake_case); the event envelope itself is `domain/Audit.ts`.
  */
 import { Schema } from "effect"
-import {
-  AuditEvent,
-  AuditEventCategory,
-  AuditEventOutcome,
-  AuditEventResponse,
-  auditEventRequestFields
-} from "../domain/Audit.ts"
+import { AuditEvent, AuditEventCategory, AuditEventOutcome, AuditEventResponse, auditEventRequestFields } from "../domain/Audit.ts"
 import { DateTimeString, Int, optional, UuidString } from "../domain/Common.ts"
 
 export { AuditEvent, AuditEventResponse }

@@ -64,7 +64,8 @@ export class AuditGroup extends HttpApiGroup.make("audit")
       .addSuccess(AuditWriteAccepted, { status: 202 })
       .addError(ConflictProblem)
   )
-  .middleware(StorageAuth) {}
+  .middleware(StorageAuth)
+{}
 
 export class ComplianceGroup extends HttpApiGroup.make("compliance")
   .add(
@@ -114,7 +115,8 @@ export class ComplianceGroup extends HttpApiGroup.make("compliance")
       .setUrlParams(RemediationHistoryQuery)
       .addSuccess(RemediationHistoryContext)
   )
-  .middleware(StorageAuth) {}
+  .middleware(StorageAuth)
+{}
 
 /** Unauthenticated: the export verification key is public so a third party can check an export. */
 export class PublicGroup extends HttpApiGroup.make("public")

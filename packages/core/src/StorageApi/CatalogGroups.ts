@@ -70,7 +70,9 @@ export class WorkflowsGroup extends HttpApiGroup.make("workflows")
       .addSuccess(WorkflowUnchanged, { status: 200 })
       .addError(ConflictProblem)
   )
-  .add(HttpApiEndpoint.get("listWorkflows", "/workflows").annotate(AccessRule, AccessRule.read).setUrlParams(WorkflowListQuery).addSuccess(WorkflowListResponse))
+  .add(
+    HttpApiEndpoint.get("listWorkflows", "/workflows").annotate(AccessRule, AccessRule.read).setUrlParams(WorkflowListQuery).addSuccess(WorkflowListResponse)
+  )
   .add(
     HttpApiEndpoint.get("listAvailableActions", "/workflows/actions").annotate(AccessRule, AccessRule.read)
       .setUrlParams(DiscoveryQuery)
@@ -99,7 +101,8 @@ export class WorkflowsGroup extends HttpApiGroup.make("workflows")
   .add(lifecycle("disableWorkflow", "disable"))
   .add(lifecycle("enableWorkflow", "enable"))
   .add(lifecycle("deprecateWorkflow", "deprecate"))
-  .middleware(StorageAuth) {}
+  .middleware(StorageAuth)
+{}
 
 export class ActionTypesGroup extends HttpApiGroup.make("actionTypes")
   .add(
@@ -129,5 +132,5 @@ export class ActionTypesGroup extends HttpApiGroup.make("actionTypes")
       .addSuccess(ActionTypeWorkflowCountResponse)
       .addError(NotFoundProblem)
   )
-  .middleware(StorageAuth) {}
-
+  .middleware(StorageAuth)
+{}

@@ -14,8 +14,7 @@ import { Agent, setGlobalDispatcher } from "undici"
 import { caFileConfig } from "../ServerConfig.ts"
 
 /** A dispatcher trusting the system roots plus `authorities` (PEM). */
-export const trustingDispatcher = (authorities: ReadonlyArray<string>) =>
-  new Agent({ connect: { ca: [...Tls.rootCertificates, ...authorities] } })
+export const trustingDispatcher = (authorities: ReadonlyArray<string>) => new Agent({ connect: { ca: [...Tls.rootCertificates, ...authorities] } })
 
 const trusted = new Map<string, string>()
 

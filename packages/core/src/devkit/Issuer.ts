@@ -71,26 +71,28 @@ export const make = (options: DevIssuerOptions = {}) =>
     let issuer = ""
     const audience = options.audience ?? defaultAudience
     const defaults = () => ({ issuer, audience, lifetime: options.lifetimeSeconds ?? 3600 })
-    const token = (claims: Claims = {}, mintOptions?: MintOptions) =>
-      Effect.flatMap(withDefaults(claims, defaults()), (c) => sign(ring, c, mintOptions))
+    const token = (claims: Claims = {}, mintOptions?: MintOptions) => Effect.flatMap(withDefaults(claims, defaults()), (c) => sign(ring, c, mintOptions))
 
-    const listening = yield* listenScoped(handler({
-      issuer: () => issuer,
-      jwks: ring.jwks,
-      fault: () => fault,
-      mint: (claims, alg) => Runtime.runPromise(runtime)(token(claims, { alg })),
-      count: (what) => {
-        counts[what]++
-      },
-      codeFlow: makeCodeFlow({
+    const listening = yield* listenScoped(
+      handler({
         issuer: () => issuer,
-        access: (identity) => Runtime.runPromise(runtime)(token(personaClaims(identity))),
-        idToken: (identity, clientId, nonce) =>
-          Runtime.runPromise(runtime)(token({ ...personaClaims(identity), aud: clientId, ...(nonce === undefined ? {} : { nonce }) })),
-        lifetimeSeconds: options.lifetimeSeconds ?? 3600,
-        clients: options.clients
-      })
-    }), options)
+        jwks: ring.jwks,
+        fault: () => fault,
+        mint: (claims, alg) => Runtime.runPromise(runtime)(token(claims, { alg })),
+        count: (what) => {
+          counts[what]++
+        },
+        codeFlow: makeCodeFlow({
+          issuer: () => issuer,
+          access: (identity) => Runtime.runPromise(runtime)(token(personaClaims(identity))),
+          idToken: (identity, clientId, nonce) =>
+            Runtime.runPromise(runtime)(token({ ...personaClaims(identity), aud: clientId, ...(nonce === undefined ? {} : { nonce }) })),
+          lifetimeSeconds: options.lifetimeSeconds ?? 3600,
+          clients: options.clients
+        })
+      }),
+      options
+    )
     issuer = listening.url
 
     const service: DevIssuerService = {

@@ -66,7 +66,9 @@ export const make = (options: DevOpaOptions = {}) =>
       if (url.pathname.startsWith("/v1/policies/")) {
         const id = decodeURIComponent(url.pathname.slice("/v1/policies/".length))
         if (req.method === "DELETE") {
-          return policies.remove(id) ? send(res, 200, {}) : send(res, 404, { code: "resource_not_found", message: `storage_not_found_error: policy id "${id}"` })
+          return policies.remove(id)
+            ? send(res, 200, {})
+            : send(res, 404, { code: "resource_not_found", message: `storage_not_found_error: policy id "${id}"` })
         }
         if (req.method !== "PUT") return send(res, 405, { code: "invalid_parameter", message: "method not allowed" })
         try {
@@ -74,7 +76,11 @@ export const make = (options: DevOpaOptions = {}) =>
           return send(res, 200, {})
         } catch (e) {
           if (e instanceof RegoSyntaxError || e instanceof RegoEvalError) {
-            return send(res, 400, { code: "invalid_parameter", message: "error(s) occurred while compiling module(s)", errors: [{ code: "rego_parse_error", message: e.message }] })
+            return send(res, 400, {
+              code: "invalid_parameter",
+              message: "error(s) occurred while compiling module(s)",
+              errors: [{ code: "rego_parse_error", message: e.message }]
+            })
           }
           throw e
         }

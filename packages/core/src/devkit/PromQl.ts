@@ -17,11 +17,20 @@ export interface DevSeries {
 }
 
 type Labels = Readonly<Record<string, string>>
-interface Sample { readonly labels: Labels; readonly value: number }
+interface Sample {
+  readonly labels: Labels
+  readonly value: number
+}
 type Value = { readonly kind: "scalar"; readonly value: number } | { readonly kind: "vector"; readonly samples: ReadonlyArray<Sample> }
 type Node =
   | { readonly t: "num"; readonly value: number }
-  | { readonly t: "sel"; readonly name?: string; readonly matchers: ReadonlyArray<readonly [string, string, string]>; readonly range?: number; readonly offset?: number }
+  | {
+    readonly t: "sel"
+    readonly name?: string
+    readonly matchers: ReadonlyArray<readonly [string, string, string]>
+    readonly range?: number
+    readonly offset?: number
+  }
   | { readonly t: "fn"; readonly name: string; readonly arg: Node }
   | { readonly t: "agg"; readonly op: string; readonly by?: ReadonlyArray<string>; readonly without?: ReadonlyArray<string>; readonly arg: Node }
   | { readonly t: "bin"; readonly op: string; readonly left: Node; readonly right: Node }
@@ -94,7 +103,13 @@ export const parse = (query: string): Node => {
       next()
       offset = durationSeconds(next())
     }
-    return { t: "sel", ...(name === undefined ? {} : { name }), matchers, ...(range === undefined ? {} : { range }), ...(offset === undefined ? {} : { offset }) }
+    return {
+      t: "sel",
+      ...(name === undefined ? {} : { name }),
+      matchers,
+      ...(range === undefined ? {} : { range }),
+      ...(offset === undefined ? {} : { offset })
+    }
   }
   const primary = (): Node => {
     const tok = next()
@@ -173,10 +188,14 @@ const lookback = 300
 
 const binary = (op: string, a: number, b: number): number | undefined => {
   switch (op) {
-    case "+": return a + b
-    case "-": return a - b
-    case "*": return a * b
-    case "/": return a / b
+    case "+":
+      return a + b
+    case "-":
+      return a - b
+    case "*":
+      return a * b
+    case "/":
+      return a / b
     default: {
       const keep = op === ">" ? a > b : op === "<" ? a < b : op === ">=" ? a >= b : op === "<=" ? a <= b : op === "==" ? a === b : a !== b
       return keep ? a : undefined
@@ -213,11 +232,16 @@ export const evaluate = (node: Node, series: ReadonlyArray<DevSeries>, at: numbe
           const vs = points.map(([, v]) => v)
           const span = points.at(-1)![0] - points[0]![0]
           const delta = vs.at(-1)! - vs[0]!
-          const value = node.name === "rate" ? (span > 0 ? delta / span : 0)
-            : node.name === "increase" ? delta
-            : node.name === "avg_over_time" ? vs.reduce((x, y) => x + y, 0) / vs.length
-            : node.name === "max_over_time" ? Math.max(...vs)
-            : node.name === "min_over_time" ? Math.min(...vs)
+          const value = node.name === "rate" ?
+            (span > 0 ? delta / span : 0)
+            : node.name === "increase" ?
+            delta
+            : node.name === "avg_over_time" ?
+            vs.reduce((x, y) => x + y, 0) / vs.length
+            : node.name === "max_over_time" ?
+            Math.max(...vs)
+            : node.name === "min_over_time" ?
+            Math.min(...vs)
             : vs.at(-1)!
           return [{ labels: withoutName(s.labels), value }]
         })
@@ -228,15 +252,23 @@ export const evaluate = (node: Node, series: ReadonlyArray<DevSeries>, at: numbe
       if (arg.kind !== "vector") throw new PromQlError(`${node.op} expects a vector`)
       const groups = new Map<string, { labels: Labels; values: Array<number> }>()
       for (const s of arg.samples) {
-        const labels = Object.fromEntries(Object.entries(withoutName(s.labels)).filter(([k]) =>
-          node.by !== undefined ? node.by.includes(k) : node.without !== undefined ? !node.without.includes(k) : false))
+        const labels = Object.fromEntries(
+          Object.entries(withoutName(s.labels)).filter(([k]) =>
+            node.by !== undefined ? node.by.includes(k) : node.without !== undefined ? !node.without.includes(k) : false
+          )
+        )
         const g = groups.get(key(labels)) ?? { labels, values: [] }
         g.values.push(s.value)
         groups.set(key(labels), g)
       }
       const reduce = (vs: Array<number>) =>
-        node.op === "sum" ? vs.reduce((a, b) => a + b, 0) : node.op === "avg" ? vs.reduce((a, b) => a + b, 0) / vs.length
-          : node.op === "max" ? Math.max(...vs) : node.op === "min" ? Math.min(...vs) : vs.length
+        node.op === "sum" ? vs.reduce((a, b) => a + b, 0) : node.op === "avg" ?
+          vs.reduce((a, b) => a + b, 0) / vs.length
+          : node.op === "max"
+          ? Math.max(...vs)
+          : node.op === "min"
+          ? Math.min(...vs)
+          : vs.length
       return { kind: "vector", samples: [...groups.values()].map((g) => ({ labels: g.labels, value: reduce(g.values) })) }
     }
     case "bin": {
@@ -246,10 +278,22 @@ export const evaluate = (node: Node, series: ReadonlyArray<DevSeries>, at: numbe
       const label = (labels: Labels) => (arith ? withoutName(labels) : labels)
       if (l.kind === "scalar" && r.kind === "scalar") return { kind: "scalar", value: binary(node.op, l.value, r.value) ?? Number.NaN }
       if (l.kind === "vector" && r.kind === "scalar") {
-        return { kind: "vector", samples: l.samples.flatMap((s) => { const v = binary(node.op, s.value, r.value); return v === undefined ? [] : [{ labels: label(s.labels), value: v }] }) }
+        return {
+          kind: "vector",
+          samples: l.samples.flatMap((s) => {
+            const v = binary(node.op, s.value, r.value)
+            return v === undefined ? [] : [{ labels: label(s.labels), value: v }]
+          })
+        }
       }
       if (l.kind === "scalar" && r.kind === "vector") {
-        return { kind: "vector", samples: r.samples.flatMap((s) => { const v = binary(node.op, l.value, s.value); return v === undefined ? [] : [{ labels: label(s.labels), value: v }] }) }
+        return {
+          kind: "vector",
+          samples: r.samples.flatMap((s) => {
+            const v = binary(node.op, l.value, s.value)
+            return v === undefined ? [] : [{ labels: label(s.labels), value: v }]
+          })
+        }
       }
       const right = new Map((r as Extract<Value, { kind: "vector" }>).samples.map((s) => [key(s.labels), s.value]))
       return {

@@ -22,8 +22,14 @@ export const handleQuery = (req: IncomingMessage, res: ServerResponse, series: R
   try {
     const data = url.pathname === "/api/v1/query"
       ? instantQuery(query, series, time(url.searchParams.get("time"), now), now)
-      : rangeQuery(query, series, time(url.searchParams.get("start"), now - 3600), time(url.searchParams.get("end"), now),
-        Number(url.searchParams.get("step") ?? "60"), now)
+      : rangeQuery(
+        query,
+        series,
+        time(url.searchParams.get("start"), now - 3600),
+        time(url.searchParams.get("end"), now),
+        Number(url.searchParams.get("step") ?? "60"),
+        now
+      )
     send(res, 200, { status: "success", data })
   } catch (e) {
     const message = e instanceof PromQlError ? e.message : `invalid query: ${String(e)}`

@@ -171,8 +171,7 @@ export const start = async (options: ScriptedLlmOptions = {}): Promise<ScriptedL
 export class ScriptedLlm extends Context.Tag("@kubemend/core/devkit/ScriptedLlm")<ScriptedLlm, ScriptedLlmServer>() {}
 
 /** The server for the life of the scope. */
-export const scoped = (options: ScriptedLlmOptions = {}) =>
-  Effect.acquireRelease(Effect.promise(() => start(options)), (s) => Effect.promise(() => s.close()))
+export const scoped = (options: ScriptedLlmOptions = {}) => Effect.acquireRelease(Effect.promise(() => start(options)), (s) => Effect.promise(() => s.close()))
 
 export const layerServer = (options: ScriptedLlmOptions = {}) => Layer.scoped(ScriptedLlm, scoped(options))
 

@@ -93,9 +93,7 @@ export const RemediationApprovalRequestStatus = Schema.Struct({
   observedGeneration: optional(Int),
   conditions: optional(Schema.Array(Condition))
 })
-export interface RemediationApprovalRequestStatus
-  extends Schema.Schema.Type<typeof RemediationApprovalRequestStatus>
-{}
+export interface RemediationApprovalRequestStatus extends Schema.Schema.Type<typeof RemediationApprovalRequestStatus> {}
 
 export const RemediationApprovalRequest = resource(
   RARKind,

@@ -11,8 +11,7 @@ import { SeverityInput } from "./Severity.ts"
 const nullable = <A, I>(s: Schema.Schema<A, I, never>) => optional(Schema.NullOr(s))
 const Confidence = Schema.Number.pipe(Schema.between(0, 1))
 /** A JSON object with some known keys; other keys are kept. */
-const open = <F extends Schema.Struct.Fields>(fields: F) =>
-  Schema.Struct(fields, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+const open = <F extends Schema.Struct.Fields>(fields: F) => Schema.Struct(fields, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 
 export const SignalMode = Enum("reactive", "proactive")
 
@@ -145,8 +144,7 @@ export const SessionStatusValueInput = Schema.transform(Enum(...SessionStatusVal
   encode: (s) => s
 })
 
-export const isTerminalSessionStatus = (s: SessionStatusValue) =>
-  s === "completed" || s === "failed" || s === "cancelled"
+export const isTerminalSessionStatus = (s: SessionStatusValue) => s === "completed" || s === "failed" || s === "cancelled"
 
 /** `POST /api/v1/incident/analyze` answers 202 with the new session id. */
 export const AnalyzeAccepted = Schema.Struct({ session_id: UuidString })

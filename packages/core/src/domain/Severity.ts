@@ -45,8 +45,7 @@ const toSeverity = (raw: string): Severity | undefined => {
 }
 
 /** Total classification: canonical value, alias, or `unknown`. */
-export const classifySeverity = (raw: string | undefined): Severity =>
-  (raw === undefined ? undefined : toSeverity(raw)) ?? "unknown"
+export const classifySeverity = (raw: string | undefined): Severity => (raw === undefined ? undefined : toSeverity(raw)) ?? "unknown"
 
 /** Rank for sorting: higher is more severe (`critical` 4 … `unknown` 0). */
 export const severityRank: { readonly [S in Severity]: number } = {

@@ -10,8 +10,7 @@ const getJson = (url: string, init?: RequestInit) =>
     return { status: res.status, body: (await res.json().catch(() => undefined)) as any }
   })
 
-const postToken = (url: string, body: string) =>
-  getJson(`${url}/dev/token`, { method: "POST", body, headers: { "content-type": "application/json" } })
+const postToken = (url: string, body: string) => getJson(`${url}/dev/token`, { method: "POST", body, headers: { "content-type": "application/json" } })
 
 describe("dev issuer", () => {
   it.scopedLive("serves discovery and a JWKS with an RS256 and an ES256 key", () =>
@@ -32,8 +31,7 @@ describe("dev issuer", () => {
       const keys = createRemoteJWKSet(new URL(issuer.jwksUrl))
       for (const alg of ["RS256", "ES256"] as const) {
         const token = yield* issuer.persona("remediation-approver", {}, { alg })
-        const { payload, protectedHeader } = yield* Effect.promise(() =>
-          jwtVerify(token, keys, { issuer: issuer.url, audience: defaultAudience }))
+        const { payload, protectedHeader } = yield* Effect.promise(() => jwtVerify(token, keys, { issuer: issuer.url, audience: defaultAudience }))
         assert.strictEqual(protectedHeader.alg, alg)
         assert.strictEqual(payload.preferred_username, "remediation-approver-user")
         assert.deepStrictEqual(payload.groups, ["kubemend-remediation-approver"])

@@ -119,7 +119,7 @@ describe("SubjectAccessReview", () => {
   it("allows a group's tools by resourceName and denies the rest", async () => {
     const yes = await review({ user: "alice", groups: ["sre"], name: "kubectl_get" })
     expect(yes.allowed).toBe(true)
-    expect(yes.reason).toContain('ClusterRoleBinding "tool-sre"')
+    expect(yes.reason).toContain("ClusterRoleBinding \"tool-sre\"")
     expect(await allowed({ user: "alice", groups: ["sre"], name: "restart_pod" })).toBe(false)
     expect(await allowed({ user: "alice", groups: ["sre"] })).toBe(false)
     expect(await allowed({ user: "alice", groups: ["sre"], resource: "console" })).toBe(true)
@@ -199,7 +199,11 @@ describe("TokenReview and caller identity", () => {
     await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: "kubemend" })
     expect(kube.requests()).toEqual([
       expect.objectContaining({
-        verb: "list", resource: "pods", namespace: "kubemend", token, user: "system:serviceaccount:kubemend:agent"
+        verb: "list",
+        resource: "pods",
+        namespace: "kubemend",
+        token,
+        user: "system:serviceaccount:kubemend:agent"
       })
     ])
   })

@@ -1,13 +1,4 @@
-import {
-  ApiException,
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  KubernetesObjectApi,
-  PatchStrategy,
-  setHeaderOptions
-} from "@kubernetes/client-node"
+import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type DevKube, DevKubeApiServer } from "../../src/devkit/kube/index.ts"
 
@@ -96,10 +87,18 @@ describe("CRUD", () => {
     const missing = await failure(core.readNamespacedSecret({ name: "nope", namespace: ns }))
     expect(missing.code).toBe(404)
     expect(missing.body).toMatchObject({
-      kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404,
-      message: 'secrets "nope" not found', details: { name: "nope", kind: "secrets" }
+      kind: "Status",
+      apiVersion: "v1",
+      status: "Failure",
+      reason: "NotFound",
+      code: 404,
+      message: "secrets \"nope\" not found",
+      details: { name: "nope", kind: "secrets" }
     })
-    await co.createNamespacedCustomObject({ ...rr, body: { apiVersion: `${group}/${version}`, kind: "RemediationRequest", metadata: { name: "rr1" }, spec: { a: 1 } } })
+    await co.createNamespacedCustomObject({
+      ...rr,
+      body: { apiVersion: `${group}/${version}`, kind: "RemediationRequest", metadata: { name: "rr1" }, spec: { a: 1 } }
+    })
     const dup = await failure(co.createNamespacedCustomObject({ ...rr, body: { metadata: { name: "rr1" } } }))
     expect(dup.body).toMatchObject({ code: 409, reason: "AlreadyExists" })
     const current = (await co.getNamespacedCustomObject({ ...rr, name: "rr1" })) as any
@@ -108,7 +107,9 @@ describe("CRUD", () => {
     expect(stale.body).toMatchObject({ code: 409, reason: "Conflict", details: { name: "rr1", group, kind: "remediationrequests" } })
     expect(stale.body.message).toContain("the object has been modified")
     const stalePatch = await failure(co.patchNamespacedCustomObject(
-      { ...rr, name: "rr1", body: { metadata: { resourceVersion: current.metadata.resourceVersion }, spec: { a: 4 } } }, merge))
+      { ...rr, name: "rr1", body: { metadata: { resourceVersion: current.metadata.resourceVersion }, spec: { a: 4 } } },
+      merge
+    ))
     expect(stalePatch.code).toBe(409)
   })
 
@@ -136,7 +137,9 @@ describe("CRUD", () => {
 describe("collections and namespaces", () => {
   it("deletes a labelled collection and cascades a namespace deletion", async () => {
     kube.seed(["a", "b", "c"].map((n) => ({
-      apiVersion: "v1", kind: "ConfigMap", metadata: { name: `dc-${n}`, namespace: "scratch2", labels: { batch: n === "c" ? "keep" : "drop" } }
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: `dc-${n}`, namespace: "scratch2", labels: { batch: n === "c" ? "keep" : "drop" } }
     })))
     await core.deleteCollectionNamespacedConfigMap({ namespace: "scratch2", labelSelector: "batch=drop" })
     expect(kube.list("v1", "ConfigMap", "scratch2").map((c) => c.metadata.name)).toEqual(["dc-c"])
@@ -159,11 +162,14 @@ describe("collections and namespaces", () => {
 describe("status subresource", () => {
   it("writes to /status change only status; writes to the object ignore status", async () => {
     const created = (await co.createNamespacedCustomObject({
-      ...rr, body: { metadata: { name: "st" }, spec: { a: 1 }, status: { phase: "Ignored" } }
+      ...rr,
+      body: { metadata: { name: "st" }, spec: { a: 1 }, status: { phase: "Ignored" } }
     })) as any
     expect(created.status).toBeUndefined()
     const withStatus = (await co.patchNamespacedCustomObjectStatus(
-      { ...rr, name: "st", body: { spec: { a: 99 }, status: { phase: "Running" } } }, merge)) as any
+      { ...rr, name: "st", body: { spec: { a: 99 }, status: { phase: "Running" } } },
+      merge
+    )) as any
     expect(withStatus.status).toEqual({ phase: "Running" })
     expect(withStatus.spec).toEqual({ a: 1 })
     expect(withStatus.metadata.generation).toBe(1)
@@ -267,7 +273,9 @@ describe("selectors and finalizers", () => {
     const marked = (await co.deleteNamespacedCustomObject({ ...rr, name: "fin" })) as any
     expect(marked.metadata.deletionTimestamp).toBeDefined()
     expect(kube.get(`${group}/${version}`, "RemediationRequest", "fin", ns)).toBeDefined()
-    const refused = await failure(co.patchNamespacedCustomObject({ ...rr, name: "fin", body: { metadata: { finalizers: ["kubemend.io/cleanup", "other"] } } }, merge))
+    const refused = await failure(
+      co.patchNamespacedCustomObject({ ...rr, name: "fin", body: { metadata: { finalizers: ["kubemend.io/cleanup", "other"] } } }, merge)
+    )
     expect(refused.code).toBe(422)
     await co.patchNamespacedCustomObject({ ...rr, name: "fin", body: { metadata: { finalizers: null } } }, merge)
     expect(kube.get(`${group}/${version}`, "RemediationRequest", "fin", ns)).toBeUndefined()

@@ -22,7 +22,9 @@ const crd = {
     scope: "Namespaced",
     names: { kind: "Widget", plural: "widgets", singular: "widget" },
     versions: [{
-      name: "v1", served: true, storage: true,
+      name: "v1",
+      served: true,
+      storage: true,
       schema: { openAPIV3Schema: { type: "object", properties: { spec: { type: "object", properties: { size: { type: "integer", minimum: 1 } } } } } }
     }]
   }
@@ -85,8 +87,11 @@ describe("OpenAPI documents", () => {
       Fs.writeFileSync(config, kube.kubeConfig())
       const file = Path.join(dir, "objects.yaml")
       const write = (size: number) =>
-        Fs.writeFileSync(file, `apiVersion: v1\nkind: ConfigMap\nmetadata: { name: c, namespace: shop }\ndata: { a: "1" }\n---\n` +
-          `apiVersion: example.com/v1\nkind: Widget\nmetadata: { name: w, namespace: shop }\nspec: { size: ${size} }\n`)
+        Fs.writeFileSync(
+          file,
+          `apiVersion: v1\nkind: ConfigMap\nmetadata: { name: c, namespace: shop }\ndata: { a: "1" }\n---\n` +
+            `apiVersion: example.com/v1\nkind: Widget\nmetadata: { name: w, namespace: shop }\nspec: { size: ${size} }\n`
+        )
       // Asynchronous: the server answering kubectl runs in this process.
       const kubectl = async (...args: Array<string>) => (await promisify(execFile)("kubectl", ["--kubeconfig", config, ...args])).stdout
       write(2)

@@ -94,9 +94,20 @@ describe("CRD schema", () => {
     }
   } as const
   it("defaults and prunes like a structural schema", () => {
-    const obj: any = { apiVersion: "x/v1", kind: "X", metadata: { name: "a", anything: 1 }, spec: { n: 2, junk: 1, free: { k: { v: 1 } }, map: { a: "b" } }, extra: true }
+    const obj: any = {
+      apiVersion: "x/v1",
+      kind: "X",
+      metadata: { name: "a", anything: 1 },
+      spec: { n: 2, junk: 1, free: { k: { v: 1 } }, map: { a: "b" } },
+      extra: true
+    }
     defaultAndPrune(obj, schema)
-    expect(obj).toEqual({ apiVersion: "x/v1", kind: "X", metadata: { name: "a", anything: 1 }, spec: { n: 2, free: { k: { v: 1 } }, map: { a: "b" }, opt: "d" } })
+    expect(obj).toEqual({
+      apiVersion: "x/v1",
+      kind: "X",
+      metadata: { name: "a", anything: 1 },
+      spec: { n: 2, free: { k: { v: 1 } }, map: { a: "b" }, opt: "d" }
+    })
   })
   it("reports causes with field paths", () => {
     const causes = validate({ metadata: {}, spec: { n: 10, port: true, map: { a: 1 }, opt: null, any: "50", list: ["x"] } }, schema)
@@ -115,7 +126,14 @@ describe("CRD schema", () => {
 describe("routes", () => {
   const isPlural = (_g: string, _v: string, p: string) => p !== "status"
   it("tells namespaced paths, cluster paths and namespace subresources apart", () => {
-    expect(parseRoute("/api/v1/namespaces/a/pods/p/status", isPlural)).toMatchObject({ type: "resource", group: "", namespace: "a", plural: "pods", name: "p", subresource: "status" })
+    expect(parseRoute("/api/v1/namespaces/a/pods/p/status", isPlural)).toMatchObject({
+      type: "resource",
+      group: "",
+      namespace: "a",
+      plural: "pods",
+      name: "p",
+      subresource: "status"
+    })
     expect(parseRoute("/api/v1/namespaces/a", isPlural)).toMatchObject({ plural: "namespaces", name: "a" })
     expect(parseRoute("/api/v1/namespaces/a/status", isPlural)).toMatchObject({ plural: "namespaces", name: "a", subresource: "status" })
     expect(parseRoute("/apis/apps/v1/deployments", isPlural)).toMatchObject({ group: "apps", plural: "deployments" })

@@ -131,7 +131,12 @@ describe("agent incident contract", () => {
       actionable: true,
       confidence: 0.82,
       timestamp: "2025-11-20T09:14:50Z",
-      selected_workflow: { workflow_id: "5d0e9a52-3c1f-5b7e-9a1d-8f2c4b6e0a11", action_type: "IncreaseMemoryLimit", parameters: { MEMORY_LIMIT: "1Gi" }, extra: 1 },
+      selected_workflow: {
+        workflow_id: "5d0e9a52-3c1f-5b7e-9a1d-8f2c4b6e0a11",
+        action_type: "IncreaseMemoryLimit",
+        parameters: { MEMORY_LIMIT: "1Gi" },
+        extra: 1
+      },
       human_review_reason: null,
       alignment_verdict: { result: "aligned", flagged: 0, total: 12 }
     })
@@ -201,9 +206,7 @@ describe("workflow catalog records", () => {
       "spec.parameters"
     ])
     assert.deepStrictEqual(
-      pathsOf(Workflow, { workflowId: "nope", status: "Retired", contentHash: "abc" }).filter((p) =>
-        ["workflowId", "status", "contentHash"].includes(p)
-      ),
+      pathsOf(Workflow, { workflowId: "nope", status: "Retired", contentHash: "abc" }).filter((p) => ["workflowId", "status", "contentHash"].includes(p)),
       ["workflowId", "contentHash", "status"]
     )
     assert.deepStrictEqual(pathsOf(ActionTypeCreateRequest, { name: "RestartPod", description: { what: "x" }, registeredBy: "" }), [
@@ -225,8 +228,19 @@ describe("Go durations", () => {
 describe("JSON Schema", () => {
   it("every resource and record schema renders flat (no $ref) for CRD and tool schemas", () => {
     const schemas = {
-      RemediationRequest, RemediationApprovalRequest, AIAnalysis, InvestigationSession, WorkflowExecution, Platform,
-      AuditEventRequest, AuditEvent, IncidentRequest, IncidentResponse, SessionStatus, Workflow, RemediationWorkflowDocument
+      RemediationRequest,
+      RemediationApprovalRequest,
+      AIAnalysis,
+      InvestigationSession,
+      WorkflowExecution,
+      Platform,
+      AuditEventRequest,
+      AuditEvent,
+      IncidentRequest,
+      IncidentResponse,
+      SessionStatus,
+      Workflow,
+      RemediationWorkflowDocument
     }
     for (const [name, schema] of Object.entries(schemas)) {
       const json = JSON.stringify(JSONSchema.make(schema as Schema.Schema<unknown, unknown, never>))

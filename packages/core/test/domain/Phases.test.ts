@@ -17,8 +17,19 @@ import {
 describe("RR phases", () => {
   it("has the spec's twelve phases plus Skipped", () => {
     assert.deepStrictEqual([...RRPhaseValues], [
-      "Pending", "Processing", "Analyzing", "AwaitingApproval", "Approved", "Running", "Verifying", "Blocked",
-      "Completed", "Failed", "TimedOut", "Cancelled", "Skipped"
+      "Pending",
+      "Processing",
+      "Analyzing",
+      "AwaitingApproval",
+      "Approved",
+      "Running",
+      "Verifying",
+      "Blocked",
+      "Completed",
+      "Failed",
+      "TimedOut",
+      "Cancelled",
+      "Skipped"
     ])
     assert.isTrue(Either.isLeft(Schema.decodeUnknownEither(RRPhase)("Executing")))
   })

@@ -1,14 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Either, JSONSchema, Schema } from "effect"
 import { parse } from "yaml"
-import {
-  decodePlatform,
-  decodePlatformSpec,
-  normalizeLlmProvider,
-  PlatformCelRules,
-  PlatformSpec,
-  type ValidationIssue
-} from "../../src/domain/index.ts"
+import { decodePlatform, decodePlatformSpec, normalizeLlmProvider, PlatformCelRules, PlatformSpec, type ValidationIssue } from "../../src/domain/index.ts"
 
 const crYaml = `
 apiVersion: kubemend.io/v1alpha1
@@ -213,7 +206,7 @@ describe("platform CR: validation issues name the field path", () => {
       "spec.apiFrontend.auth.jwtProviders[1].name"
     ])
     const dup = issues(withSpec((s) => (providers(s)[1].name = "corp")))
-    assert.deepStrictEqual(dup, [{ path: "spec.apiFrontend.auth.jwtProviders[1].name", message: 'duplicate provider name "corp"' }])
+    assert.deepStrictEqual(dup, [{ path: "spec.apiFrontend.auth.jwtProviders[1].name", message: "duplicate provider name \"corp\"" }])
     assert.deepStrictEqual(paths(withSpec((s) => (providers(s)[0].jwksURL = "http://sso.example.com/certs"))), [
       "spec.apiFrontend.auth.jwtProviders[0].jwksURL"
     ])

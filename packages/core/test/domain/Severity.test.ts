@@ -1,13 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Array as Arr, Either, Schema } from "effect"
-import {
-  classifySeverity,
-  Severity,
-  SeverityDescending,
-  SeverityInput,
-  SeverityLenient,
-  severityRank
-} from "../../src/domain/index.ts"
+import { classifySeverity, Severity, SeverityDescending, SeverityInput, SeverityLenient, severityRank } from "../../src/domain/index.ts"
 
 const decodeInput = Schema.decodeUnknownEither(SeverityInput)
 

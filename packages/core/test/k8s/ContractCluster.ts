@@ -64,8 +64,12 @@ export const clusterCases = (using: Using) => {
     env(Effect.gen(function* () {
       const k8s = yield* K8s
       const harness = yield* K8sHarness
-      const pod = (name: string, containers: ReadonlyArray<string>) =>
-        ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: "apps" }, spec: { containers: containers.map((c) => ({ name: c, image: "x" })) } })
+      const pod = (name: string, containers: ReadonlyArray<string>) => ({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, namespace: "apps" },
+        spec: { containers: containers.map((c) => ({ name: c, image: "x" })) }
+      })
       yield* harness.seed([pod("one", ["app"]), pod("two", ["app", "sidecar"])])
       yield* harness.setPodLog("apps", "one", "app", "start\nready\nserving\n")
       yield* harness.setPodLog("apps", "one", "app", "boot\npanic: nil map\n", true)

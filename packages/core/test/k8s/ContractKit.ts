@@ -53,4 +53,3 @@ export const event = (name: string, reason: string, kind: string, object: string
   message: `${reason} ${object}`,
   type: "Warning"
 })
-

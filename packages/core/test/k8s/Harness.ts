@@ -78,8 +78,7 @@ export const memoryLayer: MakeLayer = (options) => {
           }),
         registerToken: control.registerToken,
         setPodLog: control.setPodLog,
-        count: (verb, plural) =>
-          Effect.map(control.actions.get, (all) => all.filter((a) => a.verb === verb && a.plural === plural).length)
+        count: (verb, plural) => Effect.map(control.actions.get, (all) => all.filter((a) => a.verb === verb && a.plural === plural).length)
       }
     })
   )

@@ -61,9 +61,7 @@ export const liveLayer: MakeLayer = ({ watchHistory, ...settings }) =>
         count: (verb, plural) =>
           Effect.sync(() => {
             const { resource, subresource } = split(plural)
-            return kube.requests().filter((r) =>
-              r.verb === verb && r.resource === resource && r.subresource === subresource
-            ).length
+            return kube.requests().filter((r) => r.verb === verb && r.resource === resource && r.subresource === subresource).length
           })
       })
       return Context.make(K8s, service).pipe(Context.add(K8sHarness, harness))

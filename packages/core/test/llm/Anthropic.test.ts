@@ -34,7 +34,7 @@ const answer = {
 
 describe("anthropic adapter", () => {
   it.live("messages: system, tool_use / tool_result blocks, x-api-key and version", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) => json(res, 200, answer))
       const service = yield* llm({ provider: "anthropic", model: "claude-x", endpoint: server.url, apiKey: Redacted.make("ak") })
       const result = yield* service.chat({ messages: conversation, tools })
@@ -75,7 +75,7 @@ describe("anthropic adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("streams SSE events into text, assembled tool calls and usage", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) =>
         sse(res, [
           { event: "message_start", data: { type: "message_start", message: { usage: { input_tokens: 50, output_tokens: 1 } } } },
@@ -106,7 +106,7 @@ describe("anthropic adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("an error event mid-stream fails with LlmUnavailable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) =>
         sse(res, [{ event: "error", data: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } }])
       )
@@ -117,7 +117,7 @@ describe("anthropic adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("vertex_ai: rawPredict path, bearer token, anthropic_version in the body and no model", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) => json(res, 200, answer))
       const service = yield* llm({
         provider: "vertex_ai",
@@ -140,7 +140,7 @@ describe("anthropic adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("429 through every retry is LlmRateLimited with the last Retry-After", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) => json(res, 429, { type: "error" }, { "retry-after": "0" }))
       const service = yield* llm({ provider: "anthropic", model: "c", endpoint: server.url, apiKey: Redacted.make("k"), maxRetries: 2 })
       const error = yield* Effect.flip(service.chat({ messages: conversation }))

@@ -32,14 +32,64 @@ const model = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 
 describe("bedrock adapter", () => {
   // AWS's published SigV4 test suite (aws-sig-v4-test-suite): one credential, one instant, one scope.
-  const sts = "AQoDYXdzEPT//////////wEXAMPLEtc764bNrC9SAPBSM22wDOk4x4HIZ8j4FZTwdQWLWsKWHGBuFqwAeMicRXmxfpSPfIeoIYRqTflfKD8YUuwthAx7mSEI/qkPpKPi/kMcGdQrmGdeehM4IC1NtBmUpp2wUE8phUZampKsburEDy0KPkyQDYwT7WZ0wq5VSXDvp75YU9HFvlRd8Tx6q6fE8YQcHNVXAkiY9q6d+xo0rKwT38xVqr7ZD0u0iPPkUL64lIZbqBAz+scqKmlzm8FDrypNC9Yjc8fPOLn9FX9KSYvKTr4rvx3iSIlTJabIQwj2ICCR/oLxBA=="
+  const sts =
+    "AQoDYXdzEPT//////////wEXAMPLEtc764bNrC9SAPBSM22wDOk4x4HIZ8j4FZTwdQWLWsKWHGBuFqwAeMicRXmxfpSPfIeoIYRqTflfKD8YUuwthAx7mSEI/qkPpKPi/kMcGdQrmGdeehM4IC1NtBmUpp2wUE8phUZampKsburEDy0KPkyQDYwT7WZ0wq5VSXDvp75YU9HFvlRd8Tx6q6fE8YQcHNVXAkiY9q6d+xo0rKwT38xVqr7ZD0u0iPPkUL64lIZbqBAz+scqKmlzm8FDrypNC9Yjc8fPOLn9FX9KSYvKTr4rvx3iSIlTJabIQwj2ICCR/oLxBA=="
   const vectors = [
-    { name: "get-vanilla", method: "GET", url: "/", headers: {}, body: "", signed: "host;x-amz-date", signature: "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31" },
-    { name: "post-vanilla", method: "POST", url: "/", headers: {}, body: "", signed: "host;x-amz-date", signature: "5da7c1a2acd57cee7505fc6676e4e544621c30862966e37dddb68e92efbe5d6b" },
-    { name: "get-vanilla-query-order-key-case", method: "GET", url: "/?Param2=value2&Param1=value1", headers: {}, body: "", signed: "host;x-amz-date", signature: "b97d918cfa904a5beff61c982a1b6f458b799221646efd99d3219ec94cdf2500" },
-    { name: "post-header-value-case", method: "POST", url: "/", headers: { "My-Header1": "VALUE1" }, body: "", signed: "host;my-header1;x-amz-date", signature: "cdbc9802e29d2942e5e10b5bccfdd67c5f22c7c4e8ae67b53629efa58b974b7d" },
-    { name: "post-x-www-form-urlencoded", method: "POST", url: "/", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "Param1=value1", signed: "content-type;host;x-amz-date", signature: "ff11897932ad3f4e8b18135d722051e5ac45fc38421b1da7b9d196a0fe09473a" },
-    { name: "post-sts-header-before", method: "POST", url: "/", headers: {}, body: "", sessionToken: sts, signed: "host;x-amz-date;x-amz-security-token", signature: "85d96828115b5dc0cfc3bd16ad9e210dd772bbebba041836c64533a82be05ead" }
+    {
+      name: "get-vanilla",
+      method: "GET",
+      url: "/",
+      headers: {},
+      body: "",
+      signed: "host;x-amz-date",
+      signature: "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31"
+    },
+    {
+      name: "post-vanilla",
+      method: "POST",
+      url: "/",
+      headers: {},
+      body: "",
+      signed: "host;x-amz-date",
+      signature: "5da7c1a2acd57cee7505fc6676e4e544621c30862966e37dddb68e92efbe5d6b"
+    },
+    {
+      name: "get-vanilla-query-order-key-case",
+      method: "GET",
+      url: "/?Param2=value2&Param1=value1",
+      headers: {},
+      body: "",
+      signed: "host;x-amz-date",
+      signature: "b97d918cfa904a5beff61c982a1b6f458b799221646efd99d3219ec94cdf2500"
+    },
+    {
+      name: "post-header-value-case",
+      method: "POST",
+      url: "/",
+      headers: { "My-Header1": "VALUE1" },
+      body: "",
+      signed: "host;my-header1;x-amz-date",
+      signature: "cdbc9802e29d2942e5e10b5bccfdd67c5f22c7c4e8ae67b53629efa58b974b7d"
+    },
+    {
+      name: "post-x-www-form-urlencoded",
+      method: "POST",
+      url: "/",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: "Param1=value1",
+      signed: "content-type;host;x-amz-date",
+      signature: "ff11897932ad3f4e8b18135d722051e5ac45fc38421b1da7b9d196a0fe09473a"
+    },
+    {
+      name: "post-sts-header-before",
+      method: "POST",
+      url: "/",
+      headers: {},
+      body: "",
+      sessionToken: sts,
+      signed: "host;x-amz-date;x-amz-security-token",
+      signature: "85d96828115b5dc0cfc3bd16ad9e210dd772bbebba041836c64533a82be05ead"
+    }
   ]
   for (const v of vectors) {
     it(`SigV4 matches the AWS test suite: ${v.name}`, async () => {
@@ -66,7 +116,7 @@ describe("bedrock adapter", () => {
   }
 
   it.live("converse with SigV4: path, signature, messages and toolConfig", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) => json(res, 200, converse))
       const service = yield* llm({
         provider: "bedrock",
@@ -89,16 +139,18 @@ describe("bedrock adapter", () => {
       assert.strictEqual(req.headers["x-amz-security-token"], "session")
       // The fake re-signs what it received; a match means method, path, headers and body were signed as sent.
       const date = String(req.headers["x-amz-date"])
-      const expected = yield* Effect.promise(() => signV4({
-        method: "POST",
-        url: new URL(`${server.url}${req.path}`),
-        headers: { "content-type": "application/json", accept: "application/json" },
-        body: req.raw,
-        region: "eu-central-1",
-        service: "bedrock",
-        credentials: { accessKeyId: "AKID", secretAccessKey: "secret", sessionToken: "session" },
-        now: new Date(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}T${date.slice(9, 11)}:${date.slice(11, 13)}:${date.slice(13, 15)}Z`)
-      }))
+      const expected = yield* Effect.promise(() =>
+        signV4({
+          method: "POST",
+          url: new URL(`${server.url}${req.path}`),
+          headers: { "content-type": "application/json", accept: "application/json" },
+          body: req.raw,
+          region: "eu-central-1",
+          service: "bedrock",
+          credentials: { accessKeyId: "AKID", secretAccessKey: "secret", sessionToken: "session" },
+          now: new Date(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}T${date.slice(9, 11)}:${date.slice(11, 13)}:${date.slice(13, 15)}Z`)
+        })
+      )
       assert.strictEqual(req.headers.authorization, expected.authorization)
       assert.match(String(req.headers.authorization), /Credential=AKID\/\d{8}\/eu-central-1\/bedrock\/aws4_request/)
       assert.deepStrictEqual(req.body, {
@@ -114,7 +166,7 @@ describe("bedrock adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("a Bedrock API key is sent as a bearer token; stream replays the answer as deltas", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) => json(res, 200, converse))
       const service = yield* llm({ provider: "bedrock", model, endpoint: server.url, apiKey: Redacted.make("bedrock-key") })
       const deltas = Chunk.toReadonlyArray(yield* Stream.runCollect(service.stream({ messages: conversation, tools })))
@@ -130,7 +182,7 @@ describe("bedrock adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("a 500 then success is retried transparently", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res, n) => (n === 1 ? json(res, 500, { message: "internal" }) : json(res, 200, converse)))
       const service = yield* llm({ provider: "bedrock", model, endpoint: server.url, apiKey: Redacted.make("k") })
       const answer = yield* service.chat({ messages: conversation })

@@ -10,12 +10,11 @@ import { fake, json, llm, platform } from "./Fake.ts"
 const ask: Llm.ChatRequest = { messages: [Llm.message.user("hi")] }
 const ok = { choices: [{ message: { content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1 } }
 
-const fromJson = (block: unknown) =>
-  Effect.withConfigProvider(Config.nested(Llm.settingsConfig, "llm"), ConfigProvider.fromJson({ llm: block }))
+const fromJson = (block: unknown) => Effect.withConfigProvider(Config.nested(Llm.settingsConfig, "llm"), ConfigProvider.fromJson({ llm: block }))
 
 describe("llm config", () => {
   it.effect("endpoint is required for openai, openai_compatible, ollama, azure and mistral", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       for (const provider of ["openai", "openai_compatible", "ollama", "azure", "mistral"] as const) {
         const error = yield* Effect.flip(llm({ provider, model: "m" }))
         assert.deepStrictEqual([error._tag, error.key], ["LlmConfigError", "llm.endpoint"], provider)
@@ -29,7 +28,7 @@ describe("llm config", () => {
     }).pipe(Effect.scoped))
 
   it.live("the openai endpoint is an origin: /v1 is appended unless the path ends with it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) => json(res, 200, ok))
       for (const endpoint of [server.url, `${server.url}/`, `${server.url}/v1`, `${server.url}/v1/`, `${server.url}/gw`]) {
         const service = yield* llm({ provider: "openai", model: "m", endpoint })
@@ -45,7 +44,7 @@ describe("llm config", () => {
     }).pipe(Effect.scoped))
 
   it.effect("reads the llm block: aliases, defaults, redacted secrets, timeoutSeconds", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = yield* fromJson({
         provider: "vertexAi",
         model: "claude-sonnet",
@@ -72,7 +71,7 @@ describe("llm config", () => {
     }))
 
   it.effect("phaseModels keys other than rca, workflow_discovery, validation are rejected, naming the key", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const error = yield* Effect.flip(fromJson({ provider: "openai", model: "m", phaseModels: { triage: { model: "x" } } }))
       assert.include(String(error), "phaseModels.triage")
       const decoded = Llm.decodePhaseModels({ rca: { model: "a" }, summarize: { model: "b" } })
@@ -85,7 +84,7 @@ describe("llm config", () => {
     }))
 
   it.effect("env overrides read LLM_PROVIDER, LLM_ENDPOINT, LLM_MODEL, LLM_API_KEY", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const env = ConfigProvider.fromMap(
         new Map([["LLM_PROVIDER", "openai"], ["LLM_ENDPOINT", "http://h"], ["LLM_MODEL", "m"], ["LLM_API_KEY", "k"], ["LLM_MAX_RETRIES", "5"]]),
         { pathDelim: "_" }
@@ -96,7 +95,7 @@ describe("llm config", () => {
     }))
 
   it.live("temperature is sent only when set", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) => json(res, 200, ok))
       yield* (yield* llm({ provider: "openai", model: "m", endpoint: server.url })).chat(ask)
       yield* (yield* llm({ provider: "openai", model: "m", endpoint: server.url, temperature: 0 })).chat(ask)
@@ -106,7 +105,7 @@ describe("llm config", () => {
     }).pipe(Effect.scoped))
 
   it.live("a phase override picks its model (and provider); other phases and settings are inherited", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const openai = yield* fake((_, res) => json(res, 200, ok))
       const anthropic = yield* fake((_, res) =>
         json(res, 200, { content: [{ type: "text", text: "ok" }], stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } })
@@ -136,13 +135,13 @@ describe("llm config", () => {
     }).pipe(Effect.scoped))
 
   it.live("a static phase override that breaks a rule stops the service at start", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const error = yield* Effect.flip(llm({ provider: "anthropic", model: "c", phaseModels: { rca: { provider: "ollama" } } }))
       assert.strictEqual(error.key, "llm.phaseModels.rca.endpoint")
     }).pipe(Effect.scoped))
 
   it.live("apiKeyFile provides the key (the mounted credentials secret); unreadable files name their key", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = mkdtempSync(join(tmpdir(), "llm-"))
       writeFileSync(join(dir, "api-key"), "file-key\n")
       const server = yield* fake((_, res) => json(res, 200, ok))
@@ -155,7 +154,7 @@ describe("llm config", () => {
     }).pipe(Effect.scoped))
 
   it.live("layerConfig builds the service from the config provider", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) => json(res, 200, ok))
       const answer = yield* Effect.flatMap(Llm.Llm, (l) => l.chat(ask)).pipe(
         Effect.provide(Llm.layerConfig()),

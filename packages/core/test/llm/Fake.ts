@@ -70,5 +70,4 @@ export const fake = (handler: Handler) =>
 export const platform = Layer.merge(NodeHttpClient.layer, NodeFileSystem.layer)
 
 /** A live Llm for the test's scope, with fast retries unless the test sets them. */
-export const llm = (input: Llm.LlmSettingsInput) =>
-  Llm.make({ retryBaseDelay: Duration.millis(1), ...input }).pipe(Effect.provide(platform))
+export const llm = (input: Llm.LlmSettingsInput) => Llm.make({ retryBaseDelay: Duration.millis(1), ...input }).pipe(Effect.provide(platform))

@@ -25,7 +25,7 @@ const path = "/v1/projects/p1/locations/us-central1/publishers/google/models/gem
 
 describe("vertex (gemini) adapter", () => {
   it.live("generateContent: contents, functionCall/functionResponse, declarations, usage", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) =>
         json(res, 200, {
           candidates: [{
@@ -77,7 +77,7 @@ describe("vertex (gemini) adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("streamGenerateContent?alt=sse: text chunks, whole function calls, last usage", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) =>
         sse(res, [
           { data: { candidates: [{ content: { parts: [{ text: "Root cause: " }] } }] } },
@@ -105,7 +105,7 @@ describe("vertex (gemini) adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("oauth2 client credentials: one token fetch serves several calls", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((req, res) =>
         req.path === "/token"
           ? json(res, 200, { access_token: "oauth-tok", token_type: "Bearer", expires_in: 3600 })
@@ -131,7 +131,7 @@ describe("vertex (gemini) adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("a blocked prompt (no candidates) is content_filter with empty text", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) => json(res, 200, { promptFeedback: { blockReason: "SAFETY" } }))
       const service = yield* llm({ provider: "vertex", model: "g", endpoint: server.url, vertexProject: "p1" })
       const answer = yield* service.chat({ messages: conversation })

@@ -25,7 +25,7 @@ const ndjson = (res: ServerResponse, lines: ReadonlyArray<unknown>) => {
 
 describe("ollama adapter", () => {
   it.live("/api/chat with tools: messages, tool_name, options, counts", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) =>
         json(res, 200, {
           model: "llama3.1",
@@ -56,7 +56,7 @@ describe("ollama adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("NDJSON streaming: text pieces, tool calls and the final counts", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) =>
         ndjson(res, [
           { message: { role: "assistant", content: "The pod " }, done: false },
@@ -79,7 +79,7 @@ describe("ollama adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("503 then success; 503 forever ends in LlmUnavailable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const flaky = yield* fake((_, res, n) =>
         n === 1 ? json(res, 503, { error: "loading model" }) : json(res, 200, { message: { content: "ok" }, done: true })
       )
@@ -94,7 +94,7 @@ describe("ollama adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("a connection refused is a network failure: retried, then LlmUnavailable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const service = yield* llm({ provider: "ollama", model: "m", endpoint: "http://127.0.0.1:1", maxRetries: 1 })
       const error = yield* Effect.flip(service.chat({ messages: conversation }))
       assert.strictEqual(error._tag, "LlmUnavailable")

@@ -29,7 +29,7 @@ const completion = {
 
 describe("openai adapter", () => {
   it.live("sends messages and tools, parses tool calls and usage", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) => json(res, 200, completion))
       const service = yield* llm({ provider: "openai", model: "gpt-test", endpoint: server.url, apiKey: Redacted.make("sk-1") })
       const answer = yield* service.chat({ messages: conversation, tools })
@@ -59,7 +59,7 @@ describe("openai adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("streams text and tool-call fragments, assembled, with the final usage", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const chunk = (delta: unknown, finish: string | null = null) => ({ data: { choices: [{ index: 0, delta, finish_reason: finish }] } })
       const server = yield* fake((_, res) =>
         sse(res, [
@@ -90,7 +90,7 @@ describe("openai adapter", () => {
     }).pipe(Effect.scoped))
 
   it.effect("waits for Retry-After on 429, then succeeds", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res, n) =>
         n === 1
           ? json(res, 429, { error: { message: "slow down" } }, { "retry-after": "7" })
@@ -115,7 +115,7 @@ describe("openai adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("gives up on 5xx after maxRetries with LlmUnavailable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) => json(res, 503, { error: { message: "overloaded" } }))
       const service = yield* llm({ provider: "openai", model: "m", endpoint: server.url, maxRetries: 2 })
       const error = yield* Effect.flip(service.chat({ messages: conversation }))
@@ -125,7 +125,7 @@ describe("openai adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("429 on every attempt is LlmRateLimited; 400 is not retried", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const limited = yield* fake((_, res) => json(res, 429, {}, { "retry-after": "0" }))
       const a = yield* llm({ provider: "openai", model: "m", endpoint: limited.url, maxRetries: 1 })
       const e1 = yield* Effect.flip(a.chat({ messages: conversation }))
@@ -139,7 +139,7 @@ describe("openai adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("a timed-out attempt is retried", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res, n) => (n === 1 ? undefined : json(res, 200, completion)))
       const service = yield* llm({ provider: "openai", model: "m", endpoint: server.url, timeout: Duration.millis(100) })
       const answer = yield* service.chat({ messages: conversation })
@@ -148,7 +148,7 @@ describe("openai adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("azure uses the deployment URL, api-version and api-key header", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) => json(res, 200, completion))
       const service = yield* llm({
         provider: "azure",
@@ -168,10 +168,12 @@ describe("openai adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("mistral and huggingface speak the same wire; mistral streams without stream_options", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((req, res) =>
         req.body.stream === true
-          ? sse(res, [{ data: { choices: [{ delta: { content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1 } } }, { data: "[DONE]" }])
+          ? sse(res, [{ data: { choices: [{ delta: { content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1 } } }, {
+            data: "[DONE]"
+          }])
           : json(res, 200, { choices: [{ message: { content: "ok" }, finish_reason: "stop" }] })
       )
       const mistral = yield* llm({ provider: "mistral", model: "mistral-large", endpoint: server.url })
@@ -186,7 +188,7 @@ describe("openai adapter", () => {
     }).pipe(Effect.scoped))
 
   it.live("arguments that are not a JSON object are kept raw", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* fake((_, res) =>
         json(res, 200, {
           choices: [{ message: { tool_calls: [{ id: "c", function: { name: "cluster_get", arguments: "{kind: Pod" } }] }, finish_reason: "tool_calls" }]
@@ -200,7 +202,7 @@ describe("openai adapter", () => {
 
 /** Waits (on real time) until some fiber sleeps until now + `d` on the TestClock. */
 const waitForSleep = (d: Duration.Duration) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let i = 0; i < 500; i++) {
       const now = yield* TestClock.currentTimeMillis
       const sleeps = yield* TestClock.sleeps()

@@ -8,7 +8,7 @@ import { llm } from "./Fake.ts"
 
 /** Polls (real time) until the route of `phase` uses `model`. */
 const eventually = (service: Llm.LlmService, phase: Llm.Phase, model: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let i = 0; i < 200; i++) {
       if ((yield* service.route({ phase })).model === model) return
       yield* Effect.sleep(Duration.millis(10))
@@ -18,7 +18,7 @@ const eventually = (service: Llm.LlmService, phase: Llm.Phase, model: string) =>
 
 describe("llm-runtime.yaml", () => {
   it.live("phaseModels reload when the file changes; a bad file keeps the last good ones", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = mkdtempSync(join(tmpdir(), "llm-runtime-"))
       const file = join(dir, "llm-runtime.yaml")
       writeFileSync(file, "phaseModels:\n  rca:\n    model: runtime-a\n")
@@ -57,7 +57,7 @@ describe("llm-runtime.yaml", () => {
     }).pipe(Effect.scoped))
 
   it.live("a missing file at start keeps the static phaseModels", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const service = yield* llm({
         provider: "openai",
         model: "base",

@@ -20,7 +20,7 @@ const tools: ReadonlyArray<Llm.ToolDefinition> = ["cluster_list", "cluster_get"]
 
 /** Plays the agent's side: call the model, answer every tool call, until it gives a final answer. */
 const investigate = (ask: (messages: ReadonlyArray<Llm.Message>) => Effect.Effect<Llm.ChatResponse, Llm.LlmError>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let messages: ReadonlyArray<Llm.Message> = [Llm.message.system("You are an SRE."), Llm.message.user(`Incident: ${incident}`)]
     const calls: Array<Llm.ToolCall> = []
     for (let turn = 0; turn < 10; turn++) {
@@ -38,7 +38,7 @@ const investigate = (ask: (messages: ReadonlyArray<Llm.Message>) => Effect.Effec
 
 describe("scripted LLM server", () => {
   it.live("plays the default investigation through the openai adapter: tool calls, then a JSON answer", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* ScriptedLlm.scoped()
       const service = yield* llm({ provider: "openai", model: "scripted", endpoint: server.url })
       const { answer, calls } = yield* investigate((messages) => service.chat({ messages, tools }))
@@ -58,13 +58,13 @@ describe("scripted LLM server", () => {
     }).pipe(Effect.scoped))
 
   it.live("streaming replays the same turns as deltas that assemble to the chat answers", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* ScriptedLlm.scoped()
       const service = yield* llm({ provider: "openai", model: "scripted", endpoint: server.url })
       const chatted = yield* investigate((messages) => service.chat({ messages, tools }))
       let textDeltas = 0
       const streamed = yield* investigate((messages) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const deltas = Chunk.toReadonlyArray(yield* Stream.runCollect(service.stream({ messages, tools })))
           textDeltas += deltas.filter((d) => d._tag === "TextDelta").length
           assert.strictEqual(deltas[deltas.length - 1]?._tag, "Finish")
@@ -78,7 +78,7 @@ describe("scripted LLM server", () => {
     }).pipe(Effect.scoped))
 
   it.live("fault controls: 429 with Retry-After is retried; 500s past maxRetries surface as LlmUnavailable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* ScriptedLlm.scoped()
       const service = yield* llm({ provider: "openai", model: "scripted", endpoint: server.url, maxRetries: 2 })
       const ask = { messages: [Llm.message.user(incident)], tools }
@@ -100,7 +100,7 @@ describe("scripted LLM server", () => {
     }).pipe(Effect.scoped))
 
   it.live("scripts are chosen by the first user message; past the end the final turn repeats", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* ScriptedLlm.scoped({
         scripts: [
           { name: "special", match: "KEY-A", turns: [{ toolCalls: [{ name: "cluster_get", arguments: { name: "a" } }] }, { text: "A done" }] },
@@ -129,7 +129,7 @@ describe("scripted LLM server", () => {
     }).pipe(Effect.scoped))
 
   it.live("layerScripted provides Llm and the server handle; an apiKey is enforced", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const service = yield* Llm.Llm
       const server = yield* ScriptedLlm.ScriptedLlm
       const answer = yield* service.chat({ messages: [Llm.message.user(incident)] })

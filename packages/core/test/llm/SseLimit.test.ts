@@ -8,7 +8,7 @@ import { fake, llm } from "./Fake.ts"
 
 describe("LLM streams", () => {
   it.live("cut an event that never ends at the size limit with a clear error", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       let written = 0
       const server = yield* fake((_, res) => {
         res.writeHead(200, { "content-type": "text/event-stream" })

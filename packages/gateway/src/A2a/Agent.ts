@@ -25,8 +25,12 @@ import { type Task, Tasks } from "./Tasks.ts"
 /** The persona the caller's groups map to (reference facts §7); `sre` when none does. */
 export const personaOf = (groups: ReadonlyArray<string>): string => {
   const table: ReadonlyArray<readonly [string, string]> = [
-    ["sre", "sre"], ["ai-orchestrator", "orchestrator"], ["cicd", "cicd"], ["observability", "dashboard"],
-    ["l3-audit", "audit"], ["remediation-approver", "approver"]
+    ["sre", "sre"],
+    ["ai-orchestrator", "orchestrator"],
+    ["cicd", "cicd"],
+    ["observability", "dashboard"],
+    ["l3-audit", "audit"],
+    ["remediation-approver", "approver"]
   ]
   for (const [group, persona] of table) if (groups.some((g) => g === group || g.endsWith(`-${group}`))) return persona
   return "sre"
@@ -73,14 +77,18 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
           agent: link,
           notify: (data) => task.progress("investigation", notificationText(data))
         })
-        return yield* runLoop({
-          task,
-          history,
-          text,
-          persona: personaOf(caller.principal.groups),
-          user: caller.principal.user,
-          tools: loopTools
-        }, llm, config)
+        return yield* runLoop(
+          {
+            task,
+            history,
+            text,
+            persona: personaOf(caller.principal.groups),
+            user: caller.principal.user,
+            tools: loopTools
+          },
+          llm,
+          config
+        )
       }))
 
     const run = (task: Task, caller: Caller, text: string, method: string, gate: Deferred.Deferred<void>, shutdown: Shutdown) =>
@@ -89,7 +97,9 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
         const who = { userId: caller.principal.user, clientIp: caller.clientIp, correlationId: task.id }
         yield* audit.emit({ ...who, type: "a2a.task_started", outcome: "success", data: { method, task_id: task.id } })
         yield* audit.emit({
-          ...who, type: "triage.started", outcome: "success",
+          ...who,
+          type: "triage.started",
+          outcome: "success",
           data: { persona: personaOf(caller.principal.groups), task_id: task.id, session_id: task.contextId }
         })
         const outcome = yield* work(task, caller, text).pipe(
@@ -103,11 +113,15 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
           yield* task.finish("completed", answer, "output", rrIds.length === 0 ? {} : { rr_ids: rrIds })
           yield* contexts.remember(task.contextId, text, answer)
           yield* audit.emit({
-            ...who, type: "a2a.task_completed", outcome: "success",
+            ...who,
+            type: "a2a.task_completed",
+            outcome: "success",
             data: { task_id: task.id, ...(rrIds[0] === undefined ? {} : { rr_name: rrIds[0], rr_namespace: k8s.namespace }) }
           })
           yield* audit.emit({
-            ...who, type: "triage.completed", outcome: "success",
+            ...who,
+            type: "triage.completed",
+            outcome: "success",
             data: { task_id: task.id, triage_outcome: rrIds.length > 0 ? "rr_created" : "no_issue_found" }
           })
           return
@@ -132,7 +146,8 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
             ? Effect.void
             : Effect.logError("a2a task failed unexpectedly", cause).pipe(
               Effect.zipRight(task.finish("failed", "The agent could not complete the task: internal error.", "status"))
-            )),
+            )
+        ),
         Effect.ensuring(Effect.sync(() => void running--))
       )
 

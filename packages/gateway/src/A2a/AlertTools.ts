@@ -98,9 +98,15 @@ export const alertAgentTools = Effect.gen(function* () {
           }
           const alert = inScope[0]!
           return yield* create({
-            apiVersion: input.api_version, kind: input.kind, name: input.name, namespace: input.namespace,
-            signalName: input.alert_name, severity: alert.severity, signalType: "alert",
-            signalLabels: alert.labels, description: alert.annotations["summary"] ?? alert.annotations["description"]
+            apiVersion: input.api_version,
+            kind: input.kind,
+            name: input.name,
+            namespace: input.namespace,
+            signalName: input.alert_name,
+            severity: alert.severity,
+            signalType: "alert",
+            signalLabels: alert.labels,
+            description: alert.annotations["summary"] ?? alert.annotations["description"]
           }, ctx)
         })
     })

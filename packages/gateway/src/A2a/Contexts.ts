@@ -39,9 +39,7 @@ export class Contexts extends Effect.Service<Contexts>()("@kubemend/gateway/A2aC
       }
     })
     yield* sweep.pipe(Effect.repeat(Schedule.spaced(Duration.minutes(1))), Effect.forkScoped)
-    yield* Effect.addFinalizer(() =>
-      Effect.forEach([...conversations.keys()], (id) => slots.release(slotId(id)), { discard: true })
-    )
+    yield* Effect.addFinalizer(() => Effect.forEach([...conversations.keys()], (id) => slots.release(slotId(id)), { discard: true }))
 
     /**
      * The caller's conversation `contextId`, opened when new (a fresh id when none is given). Someone else's

@@ -21,8 +21,7 @@ import { Tasks } from "./Tasks.ts"
 
 type RpcError = DomainError | PushNotificationNotSupported | UnsupportedOperation
 
-const errorObject = (e: RpcError) =>
-  e._tag === "PushNotificationNotSupported" || e._tag === "UnsupportedOperation" ? a2aErrorObject(e) : toJsonRpcError(e)
+const errorObject = (e: RpcError) => e._tag === "PushNotificationNotSupported" || e._tag === "UnsupportedOperation" ? a2aErrorObject(e) : toJsonRpcError(e)
 
 const json = (body: unknown) => HttpServerResponse.unsafeJson(body)
 

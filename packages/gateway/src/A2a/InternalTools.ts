@@ -84,10 +84,19 @@ export const createRemediation = Effect.gen(function* () {
       const existing = list.items.find((rr) => !isTerminalPhase(str(statusOf(rr).overallPhase) ?? "Pending") && matchesTarget(rr, r))
       if (existing !== undefined) {
         yield* audit.emit({
-          type: "rr.deduplicated", outcome: "success", userId: user, clientIp: ctx.caller.clientIp, correlationId: existing.metadata.name,
+          type: "rr.deduplicated",
+          outcome: "success",
+          userId: user,
+          clientIp: ctx.caller.clientIp,
+          correlationId: existing.metadata.name,
           data: { session_id: ctx.sessionId ?? "", fingerprint, existing_rr_name: existing.metadata.name }
         })
-        return { status: "exists", rr_id: existing.metadata.name, phase: rrSummary(existing).phase, message: `remediation ${existing.metadata.name} already handles this target` }
+        return {
+          status: "exists",
+          rr_id: existing.metadata.name,
+          phase: rrSummary(existing).phase,
+          message: `remediation ${existing.metadata.name} already handles this target`
+        }
       }
       const now = new Date(yield* Clock.currentTimeMillis).toISOString()
       const base = `rr-${r.kind}-${r.name}`.toLowerCase().replace(/[^a-z0-9-]/g, "-").slice(0, 40).replace(/-+$/, "")
@@ -115,11 +124,20 @@ export const createRemediation = Effect.gen(function* () {
           : clusterFailure("remediation requests")(e)
       ))
       yield* audit.emit({
-        type: "rr.created", outcome: "success", userId: user, clientIp: ctx.caller.clientIp, correlationId: name,
+        type: "rr.created",
+        outcome: "success",
+        userId: user,
+        clientIp: ctx.caller.clientIp,
+        correlationId: name,
         ...(r.namespace === undefined ? {} : { namespace: r.namespace }),
         data: {
-          session_id: ctx.sessionId ?? "", rr_name: name, rr_namespace: k8s.namespace, target_kind: r.kind,
-          target_name: r.name, fingerprint, signal_name: r.signalName
+          session_id: ctx.sessionId ?? "",
+          rr_name: name,
+          rr_namespace: k8s.namespace,
+          target_kind: r.kind,
+          target_name: r.name,
+          fingerprint,
+          signal_name: r.signalName
         }
       })
       return { status: "created", rr_id: name, message: `remediation ${name} created for ${r.kind}/${r.name}` }
@@ -136,7 +154,12 @@ export const internalTools: Effect.Effect<ReadonlyArray<ToolDef>, never, K8s | G
       description: "Get one namespaced Kubernetes resource by kind, name and namespace (api_version disambiguates). Secret values are redacted.",
       input: Schema.Struct({ ...Target, api_version: optional(ApiVersion) }),
       run: (input) =>
-        k8s.getResource({ kind: input.kind, name: input.name, namespace: input.namespace, ...(input.api_version === undefined ? {} : { apiVersion: input.api_version }) })
+        k8s.getResource({
+          kind: input.kind,
+          name: input.name,
+          namespace: input.namespace,
+          ...(input.api_version === undefined ? {} : { apiVersion: input.api_version })
+        })
           .pipe(Effect.map(slim), Effect.mapError(clusterFailure(`${input.kind} ${input.namespace}/${input.name}`)))
     }),
     defineTool({
@@ -172,7 +195,10 @@ export const internalTools: Effect.Effect<ReadonlyArray<ToolDef>, never, K8s | G
               const o = e as Record<string, unknown>
               const involved = record(o.involvedObject)
               return compact({
-                type: str(o.type), reason: str(o.reason), message: str(o.message), count: o.count,
+                type: str(o.type),
+                reason: str(o.reason),
+                message: str(o.message),
+                count: o.count,
                 object: `${str(involved.kind) ?? ""}/${str(involved.name) ?? ""}`,
                 last_timestamp: str(o.lastTimestamp) ?? str(o.eventTime) ?? e.metadata.creationTimestamp
               })
@@ -215,9 +241,13 @@ export const internalTools: Effect.Effect<ReadonlyArray<ToolDef>, never, K8s | G
             const rr = yield* k8s.getCr("remediationrequests", input.rr_id).pipe(Effect.mapError(clusterFailure(`remediation request ${input.rr_id}`)))
             const phase = str(statusOf(rr).overallPhase) ?? "Pending"
             if (isTerminalPhase(phase)) return yield* new ToolError({ message: `remediation ${input.rr_id} is already ${phase}`, code: "terminal_phase" })
-            const started = record(yield* ctx.agent.call("investigate", { rr_id: input.rr_id, action: "start_autonomous" }, {
-              user: ctx.caller.principal.user, groups: ctx.caller.principal.groups, token: ctx.caller.token
-            }))
+            const started = record(
+              yield* ctx.agent.call("investigate", { rr_id: input.rr_id, action: "start_autonomous" }, {
+                user: ctx.caller.principal.user,
+                groups: ctx.caller.principal.groups,
+                token: ctx.caller.token
+              })
+            )
             return { ...started, status: str(started.status) ?? "started", rr_id: input.rr_id }
           }
           if (input.kind === undefined || input.name === undefined) {
@@ -227,8 +257,14 @@ export const internalTools: Effect.Effect<ReadonlyArray<ToolDef>, never, K8s | G
             return yield* new ToolError({ message: "api_version is required with namespace, kind and name", code: "invalid_arguments" })
           }
           return yield* create({
-            apiVersion: input.api_version, kind: input.kind, name: input.name, namespace: input.namespace,
-            signalName: "A2ARemediationRequest", severity: "unknown", signalType: "a2a", description: input.description
+            apiVersion: input.api_version,
+            kind: input.kind,
+            name: input.name,
+            namespace: input.namespace,
+            signalName: "A2ARemediationRequest",
+            severity: "unknown",
+            signalType: "a2a",
+            description: input.description
           }, ctx)
         })
     })

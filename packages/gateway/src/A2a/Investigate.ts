@@ -65,11 +65,12 @@ export const blockingInvestigate = (bridge: ToolDef) =>
         Effect.retry({ while: (e) => e instanceof StillRunning, schedule: Schedule.spaced(config.investigationPollInterval) }),
         Effect.timeoutFail({
           duration: config.investigationTimeout,
-          onTimeout: () => new ToolError({
-            message: `the investigation of ${rrId} did not finish within ${Duration.format(config.investigationTimeout)}`,
-            kind: "timeout",
-            code: "timeout"
-          })
+          onTimeout: () =>
+            new ToolError({
+              message: `the investigation of ${rrId} did not finish within ${Duration.format(config.investigationTimeout)}`,
+              kind: "timeout",
+              code: "timeout"
+            })
         }),
         Effect.catchIf((e): e is StillRunning => e instanceof StillRunning, () => Effect.die("unreachable"))
       )
@@ -84,17 +85,36 @@ export const blockingInvestigate = (bridge: ToolDef) =>
         const sessionId = str(started.session_id) ?? ""
         const begin = yield* Clock.currentTimeMillis
         const base = { userId: ctx.caller.principal.user, clientIp: ctx.caller.clientIp, correlationId: rrId }
-        yield* audit.emit({ ...base, type: "ka.delegated", outcome: "success", data: { session_id: sessionId, rr_id: rrId, a2a_context_id: ctx.sessionId ?? "" } })
-        const result = settled(started) ? started : yield* waitFor(rrId, ctx).pipe(Effect.tapError((e) =>
-          audit.emit({ ...base, type: "ka.result_received", outcome: "failure", data: { session_id: sessionId, rr_id: rrId, error: e.message } })
-        ))
+        yield* audit.emit({
+          ...base,
+          type: "ka.delegated",
+          outcome: "success",
+          data: { session_id: sessionId, rr_id: rrId, a2a_context_id: ctx.sessionId ?? "" }
+        })
+        const result = settled(started) ?
+          started :
+          yield* waitFor(rrId, ctx).pipe(
+            Effect.tapError((e) =>
+              audit.emit({ ...base, type: "ka.result_received", outcome: "failure", data: { session_id: sessionId, rr_id: rrId, error: e.message } })
+            )
+          )
         const status = outcomeOf(result)
         const summary = summaryOf(result) ?? (yield* rcaOf(rrId)) ?? ""
         const durationMs = (yield* Clock.currentTimeMillis) - begin
         yield* audit.emit({ ...base, type: "ka.result_received", outcome: "success", data: { session_id: sessionId, rr_id: rrId, status } })
         yield* audit.emit({
-          ...base, type: "session.completed", outcome: status === "completed" ? "success" : "failure", durationMs,
-          data: { session_id: sessionId, rr_id: rrId, terminal_phase: status, duration_ms: durationMs, join_mode: "a2a", user_identity: ctx.caller.principal.user }
+          ...base,
+          type: "session.completed",
+          outcome: status === "completed" ? "success" : "failure",
+          durationMs,
+          data: {
+            session_id: sessionId,
+            rr_id: rrId,
+            terminal_phase: status,
+            duration_ms: durationMs,
+            join_mode: "a2a",
+            user_identity: ctx.caller.principal.user
+          }
         })
         return {
           session_id: str(result.session_id) ?? sessionId,

@@ -37,8 +37,7 @@ const methods: Readonly<Record<string, readonly [Operation, Version]>> = {
   DeleteTaskPushNotificationConfig: ["push", "1.0"]
 }
 
-export const operationOf = (method: string): readonly [Operation, Version] | undefined =>
-  Object.hasOwn(methods, method) ? methods[method] : undefined
+export const operationOf = (method: string): readonly [Operation, Version] | undefined => Object.hasOwn(methods, method) ? methods[method] : undefined
 
 type Json = Record<string, unknown>
 

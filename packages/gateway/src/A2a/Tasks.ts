@@ -71,8 +71,7 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
         const running: Running = { finishedAt: undefined, fiber: undefined }
 
         const snapshot = (): TaskView => ({ id, contextId, status, artifacts: [...artifacts], history: [...history] })
-        const agentMessage = (text: string): TextMessage =>
-          ({ messageId: randomUUID(), role: "agent", text, contextId, taskId: id })
+        const agentMessage = (text: string): TextMessage => ({ messageId: randomUUID(), role: "agent", text, contextId, taskId: id })
 
         const publish = (state: TaskState, text: string | undefined, type: EventType, final: boolean, metadata: Record<string, unknown>) =>
           Effect.gen(function* () {

@@ -37,8 +37,7 @@ export class TriageConfig extends Context.Reference<TriageConfig>()("@kubemend/g
   defaultValue: (): TriageSettings => defaults
 }) {
   static readonly defaults: TriageSettings = defaults
-  static readonly layer = (overrides: Partial<TriageSettings> = {}) =>
-    Layer.succeed(TriageConfig, { ...TriageConfig.defaults, ...overrides })
+  static readonly layer = (overrides: Partial<TriageSettings> = {}) => Layer.succeed(TriageConfig, { ...TriageConfig.defaults, ...overrides })
   static readonly layerConfig = Layer.effect(
     TriageConfig,
     Config.all({
@@ -71,10 +70,24 @@ export const triageModelLive = Layer.scoped(
 
 /** Spellings seen in the wild for the four levels. */
 const rules: Readonly<Record<string, Severity>> = {
-  fatal: "critical", emergency: "critical", page: "critical", p1: "critical", sev1: "critical",
-  error: "high", major: "high", p2: "high", sev2: "high",
-  warn: "warning", minor: "warning", p3: "warning", sev3: "warning",
-  none: "info", notice: "info", debug: "info", p4: "info", sev4: "info"
+  fatal: "critical",
+  emergency: "critical",
+  page: "critical",
+  p1: "critical",
+  sev1: "critical",
+  error: "high",
+  major: "high",
+  p2: "high",
+  sev2: "high",
+  warn: "warning",
+  minor: "warning",
+  p3: "warning",
+  sev3: "warning",
+  none: "info",
+  notice: "info",
+  debug: "info",
+  p4: "info",
+  sev4: "info"
 }
 
 export interface Triaged {
@@ -86,7 +99,7 @@ export interface Triaged {
 const prompt = (a: AlertView) =>
   [
     "Classify the severity of this Prometheus alert as one of critical, high, warning, info.",
-    'Answer only with JSON: {"severity": "...", "confidence": <0..1>, "reason": "..."}.',
+    "Answer only with JSON: {\"severity\": \"...\", \"confidence\": <0..1>, \"reason\": \"...\"}.",
     JSON.stringify({ labels: a.labels, annotations: a.annotations, state: a.state })
   ].join("\n")
 
@@ -138,7 +151,9 @@ export const makeSeverityTriage: Effect.Effect<SeverityTriage, never, GatewayAud
         ? { severity, source: "model", confidence }
         : { severity: "unknown", source: "none", confidence }
       yield* audit.emit({
-        ...who, type: "severity_triage.completed", outcome: "success",
+        ...who,
+        type: "severity_triage.completed",
+        outcome: "success",
         data: { alert_name: name, severity: triaged.severity, suggested: severity, confidence }
       })
       return triaged

@@ -11,8 +11,7 @@ import { Edge } from "../Edge/Chain.ts"
 
 export const accessPath = "/a2a/access"
 
-const isDomainError = (u: unknown): u is DomainError =>
-  typeof u === "object" && u !== null && "_tag" in u && (u as { _tag: string })._tag in wire
+const isDomainError = (u: unknown): u is DomainError => typeof u === "object" && u !== null && "_tag" in u && (u as { _tag: string })._tag in wire
 
 export const accessHandler = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest

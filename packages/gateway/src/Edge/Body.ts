@@ -39,8 +39,7 @@ export const readIncoming = (req: IncomingMessage, limitBytes: number) =>
         req.destroy()
       }
     }
-    const onEnd = () =>
-      settle(size > limitBytes ? tooLarge : Effect.succeed(Buffer.concat(chunks).toString("utf8")), false)
+    const onEnd = () => settle(size > limitBytes ? tooLarge : Effect.succeed(Buffer.concat(chunks).toString("utf8")), false)
     const onError = () => settle(Effect.fail(new InvalidRequest({ detail: "the request body could not be read" })), true)
     const onAborted = () => settle(Effect.fail(new InvalidRequest({ detail: "the client aborted the request" })), true)
     /** Takes our listeners off; a request that did not end cleanly keeps a silent `error` listener, so a late error is not thrown. */

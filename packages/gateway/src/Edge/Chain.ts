@@ -52,8 +52,15 @@ const isImpersonation = (name: string) => name.toLowerCase().startsWith("imperso
  * is set up to authenticate users, which does not work here.
  */
 export const identityHeaders = [
-  "x-kubemend-user", "x-kubemend-groups", "x-forwarded-user", "x-forwarded-groups", "x-forwarded-email",
-  "x-forwarded-preferred-username", "x-remote-user", "x-remote-group", "x-auth-request-user"
+  "x-kubemend-user",
+  "x-kubemend-groups",
+  "x-forwarded-user",
+  "x-forwarded-groups",
+  "x-forwarded-email",
+  "x-forwarded-preferred-username",
+  "x-remote-user",
+  "x-remote-group",
+  "x-auth-request-user"
 ] as const
 
 const bearer = (header: string | undefined) => /^\s*bearer\s+(.*?)\s*$/i.exec(header ?? "")?.[1] ?? ""
@@ -83,8 +90,7 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
     // ServiceAccount tokens are not from a configured issuer; TokenReview vouches for them instead.
     const verify = (header: string | undefined) =>
       auth.authenticate(header).pipe(
-        Effect.catchTag("Unauthenticated", (e) =>
-          e.reason === "unknown_issuer" ? auth.authenticateServiceAccount(header) : Effect.fail(e))
+        Effect.catchTag("Unauthenticated", (e) => e.reason === "unknown_issuer" ? auth.authenticateServiceAccount(header) : Effect.fail(e))
       )
 
     // A token verified a moment ago is taken from memory: signature checks dominate the chain's cost, and a
@@ -106,13 +112,22 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
     /** Origin and per-IP limit: what every request pays before its token is looked at. */
     const admit = Effect.fn("Edge.admit")(function* (request: HttpServerRequest.HttpServerRequest, endpoint: string) {
       const clientIp = clientIpOf(request, proxies)
-      yield* checkOrigin(request.headers["origin"], config.allowedOrigins).pipe(Effect.tapError(() => audit.emit({
-        type: "auth.access_denied", outcome: "failure", clientIp,
-        data: { resource: "origin", endpoint, origin: String(request.headers["origin"]).slice(0, 256) }
-      })))
-      yield* limits.ip(clientIp).pipe(Effect.tapError(() => audit.emit({
-        type: "ratelimit.denied", outcome: "failure", clientIp, data: { scope: "ip", endpoint }
-      })))
+      yield* checkOrigin(request.headers["origin"], config.allowedOrigins).pipe(Effect.tapError(() =>
+        audit.emit({
+          type: "auth.access_denied",
+          outcome: "failure",
+          clientIp,
+          data: { resource: "origin", endpoint, origin: String(request.headers["origin"]).slice(0, 256) }
+        })
+      ))
+      yield* limits.ip(clientIp).pipe(Effect.tapError(() =>
+        audit.emit({
+          type: "ratelimit.denied",
+          outcome: "failure",
+          clientIp,
+          data: { scope: "ip", endpoint }
+        })
+      ))
       return clientIp
     })
 
@@ -123,7 +138,9 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
         const principal = yield* authenticate(header).pipe(Effect.tapError((e) =>
           e._tag === "Unauthenticated"
             ? audit.emit({
-              type: "auth.failure", outcome: "failure", clientIp,
+              type: "auth.failure",
+              outcome: "failure",
+              clientIp,
               data: { auth_method: "jwt", failure_reason: e.reason, endpoint }
             })
             : Effect.void
@@ -131,13 +148,22 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
         const claimed = identityHeaders.filter((h) => request.headers[h] !== undefined)
         if (claimed.length > 0) {
           yield* audit.emit({
-            type: "auth.identity_ignored", outcome: "failure", userId: principal.user, clientIp,
+            type: "auth.identity_ignored",
+            outcome: "failure",
+            userId: principal.user,
+            clientIp,
             data: { endpoint, headers: claimed.join(","), claimed: String(request.headers[claimed[0]!]).slice(0, 256) }
           })
         }
-        yield* limits.user(principal.user).pipe(Effect.tapError(() => audit.emit({
-          type: "ratelimit.denied", outcome: "failure", userId: principal.user, clientIp, data: { scope: "user", endpoint }
-        })))
+        yield* limits.user(principal.user).pipe(Effect.tapError(() =>
+          audit.emit({
+            type: "ratelimit.denied",
+            outcome: "failure",
+            userId: principal.user,
+            clientIp,
+            data: { scope: "user", endpoint }
+          })
+        ))
         return { principal, clientIp, endpoint, token: Redacted.make(bearer(header)) } satisfies Caller as Caller
       })
 
@@ -171,7 +197,10 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
       const { principal, clientIp } = caller
       if (!(yield* consoleAllowed(principal))) {
         yield* audit.emit({
-          type: "auth.access_denied", outcome: "failure", userId: principal.user, clientIp,
+          type: "auth.access_denied",
+          outcome: "failure",
+          userId: principal.user,
+          clientIp,
           data: { resource: "console", endpoint, groups: principal.groups.join(",") }
         })
         return yield* new Forbidden({ detail: "console access denied: your groups are not granted the console" })
@@ -202,5 +231,4 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
   })
 }) {}
 
-const isDomainError = (u: unknown): u is DomainError =>
-  typeof u === "object" && u !== null && "_tag" in u && typeof (u as { _tag: unknown })._tag === "string"
+const isDomainError = (u: unknown): u is DomainError => typeof u === "object" && u !== null && "_tag" in u && typeof (u as { _tag: unknown })._tag === "string"

@@ -36,18 +36,22 @@ export class SessionSlots extends Effect.Service<SessionSlots>()("@kubemend/gate
           if (held.has(id)) return Effect.void
           const how = hint === undefined ? "" : `; ${hint}`
           if (heldBy(owner) >= perUser) {
-            return Effect.fail(new RateLimited({
-              scope: "user",
-              retryAfterSeconds: userRetryAfterSeconds,
-              detail: `${owner} already has ${perUser} open sessions (MCP sessions and A2A conversations together), ` +
-                `the per-user limit rateLimit.maxSessionsPerUser${how}`
-            }))
+            return Effect.fail(
+              new RateLimited({
+                scope: "user",
+                retryAfterSeconds: userRetryAfterSeconds,
+                detail: `${owner} already has ${perUser} open sessions (MCP sessions and A2A conversations together), ` +
+                  `the per-user limit rateLimit.maxSessionsPerUser${how}`
+              })
+            )
           }
           if (held.size >= limit) {
-            return Effect.fail(new SessionLimitReached({
-              limit,
-              detail: `at most ${limit} sessions (MCP sessions and A2A conversations together) may be open at once` + how
-            }))
+            return Effect.fail(
+              new SessionLimitReached({
+                limit,
+                detail: `at most ${limit} sessions (MCP sessions and A2A conversations together) may be open at once` + how
+              })
+            )
           }
           held.set(id, owner)
           return Effect.void

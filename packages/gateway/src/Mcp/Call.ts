@@ -74,7 +74,10 @@ export class ToolCalls extends Effect.Service<ToolCalls>()("@kubemend/gateway/To
 
       if (!(yield* sar.check(ctx.caller.principal, "tools", ctx.tool))) {
         yield* audit.emit({
-          type: "auth.access_denied", outcome: "failure", userId: user, clientIp: ctx.caller.clientIp,
+          type: "auth.access_denied",
+          outcome: "failure",
+          userId: user,
+          clientIp: ctx.caller.clientIp,
           data: {
             tool_name: ctx.tool,
             user_role: ctx.caller.principal.groups.join(","),

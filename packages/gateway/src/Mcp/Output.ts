@@ -63,8 +63,7 @@ const patterns: ReadonlyArray<readonly [RegExp, string]> = [
 ]
 
 /** An error message safe to show: no URLs, IP addresses, bearer tokens or `secret=…` values. */
-export const redactMessage = (message: string): string =>
-  patterns.reduce((m, [re, by]) => m.replace(re, by), message).slice(0, 2048)
+export const redactMessage = (message: string): string => patterns.reduce((m, [re, by]) => m.replace(re, by), message).slice(0, 2048)
 
 /** Values inside alert labels and annotations: URLs and IP addresses only. */
 export const redactValue = (value: string): string =>

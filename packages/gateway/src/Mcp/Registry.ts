@@ -23,10 +23,29 @@ export interface ListedTool {
 
 /** Spec document 1's table order. */
 const order = [
-  "list_remediations", "get_remediation", "cancel_remediation", "watch", "list_approval_requests",
-  "get_approval_request", "approve", "investigate", "await_session", "message", "complete", "cancel", "status",
-  "reconnect", "complete_no_action", "discover_workflows", "select_workflow", "list_workflows",
-  "get_remediation_history", "get_effectiveness", "get_audit_trail", "present_decision", "list_alerts"
+  "list_remediations",
+  "get_remediation",
+  "cancel_remediation",
+  "watch",
+  "list_approval_requests",
+  "get_approval_request",
+  "approve",
+  "investigate",
+  "await_session",
+  "message",
+  "complete",
+  "cancel",
+  "status",
+  "reconnect",
+  "complete_no_action",
+  "discover_workflows",
+  "select_workflow",
+  "list_workflows",
+  "get_remediation_history",
+  "get_effectiveness",
+  "get_audit_trail",
+  "present_decision",
+  "list_alerts"
 ]
 
 /** Drops what Effect's generator adds for its own use (`$id`s of built-ins, `maxLength(10)`-style titles). */
@@ -51,7 +70,13 @@ export class ToolRegistry extends Effect.Service<ToolRegistry>()("@kubemend/gate
   scoped: Effect.gen(function* () {
     const config = yield* GatewayConfig
     const groups = yield* Effect.all([
-      remediationTools, approvalTools, watchTools, investigationTools, storageTools, presentTools, alertTools
+      remediationTools,
+      approvalTools,
+      watchTools,
+      investigationTools,
+      storageTools,
+      presentTools,
+      alertTools
     ])
     const definitions = groups
       .flat()

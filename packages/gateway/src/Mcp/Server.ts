@@ -44,7 +44,8 @@ export interface SessionContext {
  * While `effect` runs, `beat` every `interval` (a client that asked for progress resets its request timeout on
  * each; without one the call runs as it is).
  */
-export const heartbeat = (interval: Parameters<typeof Effect.sleep>[0]) =>
+export const heartbeat =
+  (interval: Parameters<typeof Effect.sleep>[0]) =>
   (beat: (() => Effect.Effect<void>) | undefined) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     beat === undefined
@@ -62,8 +63,7 @@ export const makeServerFactory = Effect.gen(function* () {
   return (session: SessionContext): Server => {
     const server = new Server(serverInfo, {
       capabilities: { tools: { listChanged: false }, logging: {} },
-      instructions:
-        "Kubemend remediation tools. Authorization is checked per tool call; a denied call answers permission denied."
+      instructions: "Kubemend remediation tools. Authorization is checked per tool call; a denied call answers permission denied."
     })
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...registry.listed] }))
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -75,9 +75,12 @@ export const makeServerFactory = Effect.gen(function* () {
       const progressToken = request.params._meta?.progressToken
       let step = 0
       const progress = (message: string) =>
-        progressToken === undefined ? Effect.void : Effect.promise(() =>
-          extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: ++step, message } })
-            .catch(() => undefined))
+        progressToken === undefined ?
+          Effect.void :
+          Effect.promise(() =>
+            extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: ++step, message } })
+              .catch(() => undefined)
+          )
       const call = calls.call(def, request.params.arguments, {
         caller,
         tool: name,
@@ -86,7 +89,8 @@ export const makeServerFactory = Effect.gen(function* () {
         notify: (data) =>
           Effect.promise(() =>
             extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend", data } })
-              .catch(() => undefined)),
+              .catch(() => undefined)
+          ),
         progress,
         ...(shutdown === undefined ? {} : { shutdown })
       }).pipe(withHeartbeat(progressToken === undefined ? undefined : () => progress(`${name} is still running`)))

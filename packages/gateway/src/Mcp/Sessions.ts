@@ -83,10 +83,17 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
         onsessioninitialized: (sid) => {
           id = sid
           open.set(sid, Object.assign(session, { scope: sessionScope, slot }))
-          runFork(Effect.zipRight(publish, audit.emit({
-            type: "mcp.session_init", outcome: "success", userId: caller.principal.user, clientIp: caller.clientIp,
-            correlationId: sid, data: { mcp_session_id: sid, protocol_version: protocolVersion }
-          })))
+          runFork(Effect.zipRight(
+            publish,
+            audit.emit({
+              type: "mcp.session_init",
+              outcome: "success",
+              userId: caller.principal.user,
+              clientIp: caller.clientIp,
+              correlationId: sid,
+              data: { mcp_session_id: sid, protocol_version: protocolVersion }
+            })
+          ))
         },
         onsessionclosed: (sid) => {
           runFork(closeSession(sid))

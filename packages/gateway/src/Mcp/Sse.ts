@@ -12,8 +12,7 @@ import { Deferred, type Duration, Effect } from "effect"
  * The SDK response's headers for our own response, less the hop-by-hop ones: whether the connection stays open is
  * Node's call (it closes connections once draining), and a body Node frames itself has no length.
  */
-export const forwardedHeaders = (response: Response): Record<string, string> =>
-  Object.fromEntries([...response.headers].filter(([k]) => !hopByHop.has(k)))
+export const forwardedHeaders = (response: Response): Record<string, string> => Object.fromEntries([...response.headers].filter(([k]) => !hopByHop.has(k)))
 
 const hopByHop = new Set(["connection", "keep-alive", "transfer-encoding", "content-length"])
 

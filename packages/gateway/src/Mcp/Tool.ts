@@ -16,8 +16,7 @@ export class ToolError extends Data.TaggedError("ToolError")<{
   readonly code?: string
 }> {}
 
-export const toolError = (message: string, code?: string) =>
-  new ToolError({ message, ...(code === undefined ? {} : { code }) })
+export const toolError = (message: string, code?: string) => new ToolError({ message, ...(code === undefined ? {} : { code }) })
 
 export interface ToolContext {
   readonly caller: Caller

@@ -21,8 +21,7 @@ import { collectResponses, forwardedHeaders, pipeSse, requestIds } from "./Sse.t
 
 const forwarded = ["content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id"]
 
-const jsonRpcError = (code: number, message: string) =>
-  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id: null, error: { code, message } }, { status: 400 })
+const jsonRpcError = (code: number, message: string) => HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id: null, error: { code, message } }, { status: 400 })
 
 /** `tools/call` without a params object: answered here as invalid params (the SDK would say internal error). */
 const missingCallParams = (body: unknown) => {
@@ -74,15 +73,19 @@ export const McpRoutes = Effect.gen(function* () {
         })
       }
       if (options.json === true) {
-        const responses = yield* Effect.tryPromise(() =>
-          collectResponses(response, requestIds(options.body), config.sseMaxBufferedBytes)
-        ).pipe(Effect.orDie)
+        const responses = yield* Effect.tryPromise(() => collectResponses(response, requestIds(options.body), config.sseMaxBufferedBytes)).pipe(Effect.orDie)
         if (responses.length === 0) return yield* problemResponse(new InternalError({ detail: "no response was produced" }))
         return HttpServerResponse.unsafeJson(Array.isArray(options.body) ? responses : responses[0], {
           headers: session.transport.sessionId === undefined ? {} : { "mcp-session-id": session.transport.sessionId }
         })
       }
-      const piped = pipeSse(NodeHttpServerRequest.toServerResponse(request), request.method, response, config.sseMaxBufferedBytes, config.streamKeepaliveInterval)
+      const piped = pipeSse(
+        NodeHttpServerRequest.toServerResponse(request),
+        request.method,
+        response,
+        config.sseMaxBufferedBytes,
+        config.streamKeepaliveInterval
+      )
       // A POST's stream carries the answers to its requests: it ends once they are sent, which the drain waits for
       // (a tool call gets its grace, then a tool error). A GET stream only waits for server messages: it ends when
       // draining starts, so it does not hold the shutdown up.

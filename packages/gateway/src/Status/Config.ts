@@ -34,7 +34,6 @@ export const statusConfig: Config.Config<StatusSettings> = Config.all({
 
 export class StatusConfig extends Context.Tag("@kubemend/gateway/StatusConfig")<StatusConfig, StatusSettings>() {
   static readonly defaults = defaults
-  static readonly layer = (overrides: Partial<StatusSettings> = {}) =>
-    Layer.succeed(StatusConfig, { ...defaults, ...overrides })
+  static readonly layer = (overrides: Partial<StatusSettings> = {}) => Layer.succeed(StatusConfig, { ...defaults, ...overrides })
   static readonly layerConfig = Layer.effect(StatusConfig, statusConfig)
 }

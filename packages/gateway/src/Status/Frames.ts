@@ -10,8 +10,7 @@ import type { InvestigationEvent } from "../AgentEvents.ts"
 
 const encoder = new TextEncoder()
 
-const record = (u: unknown): Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u) ? (u as Record<string, unknown>) : {}
+const record = (u: unknown): Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u) ? (u as Record<string, unknown>) : {}
 
 const text = (u: unknown): string | undefined => (typeof u === "string" && u !== "" ? u : undefined)
 
@@ -69,8 +68,7 @@ export const phaseMetadata = (rr: KubeObject, phase: string): Record<string, str
 /** RFC 3339 UTC without fractions, as the original sends. */
 export const timestampOf = (millis: number): string => new Date(millis).toISOString().replace(/\.\d{3}Z$/, "Z")
 
-const block = (method: string, params: unknown): Uint8Array =>
-  encoder.encode(`event: ${method}\ndata: ${JSON.stringify(notification(method, params))}\n\n`)
+const block = (method: string, params: unknown): Uint8Array => encoder.encode(`event: ${method}\ndata: ${JSON.stringify(notification(method, params))}\n\n`)
 
 export interface UpdateFrame {
   readonly phase: string

@@ -138,7 +138,8 @@ export class StatusHub extends Effect.Service<StatusHub>()("@kubemend/gateway/St
         Effect.catchAll((e) =>
           Effect.logWarning("status stream: watch gave up", e.message).pipe(
             Effect.zipRight(Effect.sync(() => group.subs.forEach((sub) => end(sub))))
-          ))
+          )
+        )
       )
 
     const leave = (group: Group, sub: Sub) => {

@@ -55,7 +55,8 @@ export const sortAlerts = <A extends AlertView>(
 ): ReadonlyArray<A> =>
   [...alerts].sort((a, b) =>
     severityRank[severityOf(b)] - severityRank[severityOf(a)] ||
-    (Date.parse(a.active_at) || Infinity) - (Date.parse(b.active_at) || Infinity))
+    (Date.parse(a.active_at) || Infinity) - (Date.parse(b.active_at) || Infinity)
+  )
 
 /** Indices into the sorted list: the pick, the others at its severity, where lower severities begin (-1: none). */
 export const prioritize = <A extends AlertView>(sorted: ReadonlyArray<A>, severityOf: (a: A) => Severity = labelSeverity) => {
@@ -67,7 +68,12 @@ export const prioritize = <A extends AlertView>(sorted: ReadonlyArray<A>, severi
 }
 
 const severityInput: Readonly<Record<string, Severity>> = {
-  critical: "critical", high: "high", warning: "warning", info: "info", medium: "warning", low: "info"
+  critical: "critical",
+  high: "high",
+  warning: "warning",
+  info: "info",
+  medium: "warning",
+  low: "info"
 }
 
 export const alertTools = Effect.gen(function* () {
@@ -101,7 +107,8 @@ export const alertTools = Effect.gen(function* () {
   }).pipe(
     Effect.timeoutFail({
       duration: config.backendTimeout,
-      onTimeout: () => new ToolError({ message: `the metrics backend did not answer within ${Duration.format(config.backendTimeout)}`, code: "metrics_unavailable" })
+      onTimeout: () =>
+        new ToolError({ message: `the metrics backend did not answer within ${Duration.format(config.backendTimeout)}`, code: "metrics_unavailable" })
     })
   )
 

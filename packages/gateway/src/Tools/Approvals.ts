@@ -9,7 +9,21 @@ import { rarDecision } from "@kubemend/core/domain/ApprovalRequest"
 import { K8s, type KubeObject } from "@kubemend/core/K8s"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { defineTool, ToolError } from "../Mcp/Tool.ts"
-import { compact, idOrName, inControllerNamespace, k8sFailure, num, optional, QualifiedName, record, ResourceName, specOf, statusOf, str, Text } from "./Common.ts"
+import {
+  compact,
+  idOrName,
+  inControllerNamespace,
+  k8sFailure,
+  num,
+  optional,
+  QualifiedName,
+  record,
+  ResourceName,
+  specOf,
+  statusOf,
+  str,
+  Text
+} from "./Common.ts"
 
 /** Fresh reads a decision is tried on before the caller is asked to retry. */
 const maxDecisionAttempts = 3
@@ -69,8 +83,7 @@ export const approvalTools = Effect.gen(function* () {
   const k8s = yield* K8s
   const audit = yield* GatewayAudit
 
-  const getRar = (id: string) =>
-    k8s.getCr("remediationapprovalrequests", id).pipe(Effect.mapError(k8sFailure(`approval request ${id}`)))
+  const getRar = (id: string) => k8s.getCr("remediationapprovalrequests", id).pipe(Effect.mapError(k8sFailure(`approval request ${id}`)))
 
   /**
    * Writes a decision on what was read: the patch carries the resourceVersion it saw, so of two approvers racing
@@ -105,8 +118,7 @@ export const approvalTools = Effect.gen(function* () {
   return [
     defineTool({
       name: "list_approval_requests",
-      description:
-        "List remediation approval requests, optionally filtered by decision: pending, approved, rejected or expired (empty means all).",
+      description: "List remediation approval requests, optionally filtered by decision: pending, approved, rejected or expired (empty means all).",
       input: Schema.Struct({ decision: optional(Text(32)) }),
       listField: "approval_requests",
       run: (input) =>
@@ -140,8 +152,7 @@ export const approvalTools = Effect.gen(function* () {
     }),
     defineTool({
       name: "approve",
-      description:
-        "Decide a pending remediation approval request: decision Approved or Rejected, an optional reason and an optional workflow override.",
+      description: "Decide a pending remediation approval request: decision Approved or Rejected, an optional reason and an optional workflow override.",
       input: Schema.Struct({
         rar_name: QualifiedName,
         decision: Text(32),
@@ -155,16 +166,17 @@ export const approvalTools = Effect.gen(function* () {
             return yield* new ToolError({ message: "decision must be Approved or Rejected", code: "invalid_arguments" })
           }
           const user = ctx.caller.principal.user
-          const current = yield* decide(input.rar_name, (now) => compact({
-            decision: input.decision,
-            decidedBy: user,
-            decidedAt: new Date(now).toISOString(),
-            decidedVia: "mcp",
-            decisionMessage: input.reason,
-            workflowOverride: input.workflow_override === undefined
-              ? undefined
-              : { workflowName: input.workflow_override, rationale: `User override via ${ctx.tool}` }
-          }))
+          const current = yield* decide(input.rar_name, (now) =>
+            compact({
+              decision: input.decision,
+              decidedBy: user,
+              decidedAt: new Date(now).toISOString(),
+              decidedVia: "mcp",
+              decisionMessage: input.reason,
+              workflowOverride: input.workflow_override === undefined
+                ? undefined
+                : { workflowName: input.workflow_override, rationale: `User override via ${ctx.tool}` }
+            }))
           yield* audit.emit({
             type: "user.decision",
             outcome: "success",

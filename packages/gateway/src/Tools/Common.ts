@@ -31,10 +31,12 @@ export const inControllerNamespace = (value: string, controllerNamespace: string
     const namespace = value.slice(0, slash)
     return namespace === controllerNamespace
       ? Effect.succeed(value.slice(slash + 1))
-      : Effect.fail(new ToolError({
-        message: `${what} ${value} is not in the controller namespace ${controllerNamespace}, where every ${what} lives`,
-        code: "not_found"
-      }))
+      : Effect.fail(
+        new ToolError({
+          message: `${what} ${value} is not in the controller namespace ${controllerNamespace}, where every ${what} lives`,
+          code: "not_found"
+        })
+      )
   })
 
 /** A namespace (DNS label). */
@@ -78,8 +80,7 @@ export const k8sFailure = (what: string) => (e: K8sNotFound | K8sUnavailable) =>
     ? new ToolError({ message: `${what} not found`, code: "not_found" })
     : new ToolError({ message: "the cluster API is unavailable, please retry", code: "cluster_unavailable" })
 
-export const record = (u: unknown): Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u) ? (u as Record<string, unknown>) : {}
+export const record = (u: unknown): Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u) ? (u as Record<string, unknown>) : {}
 
 export const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
 

@@ -34,8 +34,7 @@ export const investigationTools = Effect.gen(function* () {
   const create = yield* createTargetRr
   const records = yield* sessionRecords
 
-  const requireRr = (id: string) =>
-    k8s.getCr("remediationrequests", id).pipe(Effect.mapError(k8sFailure(`remediation request ${id}`)))
+  const requireRr = (id: string) => k8s.getCr("remediationrequests", id).pipe(Effect.mapError(k8sFailure(`remediation request ${id}`)))
 
   /** A session the MCP caller holds is followed from where the answer left it, so later events reach them. */
   const followHeld = (rrId: string, ctx: ToolContext, answer: Record<string, unknown>) => {
@@ -52,19 +51,24 @@ export const investigationTools = Effect.gen(function* () {
     Effect.tap(Effect.map(call, record), (answer) => Effect.zipRight(records.follow(rrId, ctx, answer, takeover), followHeld(rrId, ctx, answer)))
 
   const agentAction = (action: string, extra: Record<string, unknown> = {}) => (input: { rr_id: string; message?: string | undefined }, ctx: ToolContext) =>
-    recorded(input.rr_id, ctx, ctx.agent.call("investigate", {
-      rr_id: input.rr_id,
-      action,
-      ...(input.message === undefined ? {} : { message: input.message }),
-      ...extra
-    }, acting(ctx)))
+    recorded(
+      input.rr_id,
+      ctx,
+      ctx.agent.call("investigate", {
+        rr_id: input.rr_id,
+        action,
+        ...(input.message === undefined ? {} : { message: input.message }),
+        ...extra
+      }, acting(ctx))
+    )
 
   const sessionActive = (rrId: string, ctx: ToolContext, activeUser: string, sessionId: string) => ({
     status: "session_active",
     rr_id: rrId,
     session_id: sessionId,
     active_user: activeUser,
-    message: `${activeUser} is driving the investigation of ${rrId}; call ${ctx.tool} again after they finish, or with join_mode "takeover" to take it over (their investigation is abandoned)`
+    message:
+      `${activeUser} is driving the investigation of ${rrId}; call ${ctx.tool} again after they finish, or with join_mode "takeover" to take it over (their investigation is abandoned)`
   })
 
   const action = (name: string, agentAct: string, description: string) =>
@@ -126,9 +130,18 @@ export const investigationTools = Effect.gen(function* () {
           const takeover = input.join_mode === "takeover"
           if (!takeover) {
             const id = rrId
-            const other = yield* records.activeOfOther(id, ctx.caller.principal.user, Effect.map(ctx.agent.call("investigate", { rr_id: id, action: "status" }, acting(ctx)), record))
+            const other = yield* records.activeOfOther(
+              id,
+              ctx.caller.principal.user,
+              Effect.map(ctx.agent.call("investigate", { rr_id: id, action: "status" }, acting(ctx)), record)
+            )
             if (other !== undefined) {
-              return sessionActive(rrId, ctx, str(record(specOf(other).userIdentity).username) ?? "", str(statusOf(other).kaCorrelationID) ?? other.metadata.name)
+              return sessionActive(
+                rrId,
+                ctx,
+                str(record(specOf(other).userIdentity).username) ?? "",
+                str(statusOf(other).kaCorrelationID) ?? other.metadata.name
+              )
             }
           }
           const args = {
@@ -161,16 +174,14 @@ export const investigationTools = Effect.gen(function* () {
     action("reconnect", "reconnect", "Reconnect to a disconnected investigation session."),
     defineTool({
       name: "complete_no_action",
-      description:
-        "Complete an investigation without selecting a workflow: dismiss it, or escalate to a human team with escalation_reason.",
+      description: "Complete an investigation without selecting a workflow: dismiss it, or escalate to a human team with escalation_reason.",
       input: Schema.Struct({ rr_id: ResourceName, reason: optional(Text(4096)), escalation_reason: optional(Text(4096)) }),
       sessionDependent: true,
       run: (input, ctx) => recorded(input.rr_id, ctx, ctx.agent.call("complete_no_action", { ...input }, acting(ctx)))
     }),
     defineTool({
       name: "discover_workflows",
-      description:
-        "Discover the workflows that fit the active investigation, with parameter schemas populated from it (optionally one workflow_id or kind).",
+      description: "Discover the workflows that fit the active investigation, with parameter schemas populated from it (optionally one workflow_id or kind).",
       input: Schema.Struct({ rr_id: ResourceName, workflow_id: optional(Text(253)), kind: optional(KindName) }),
       sessionDependent: true,
       listField: "workflows",

@@ -87,18 +87,28 @@ export const sessionRecords = Effect.gen(function* () {
           joinMode: takeover ? "takeover" : "start",
           ...(ctx.sessionId === undefined ? {} : { a2aTaskID: ctx.sessionId })
         }
-      }).pipe(Effect.mapError((e) => e._tag === "K8sConflict"
-        ? new ToolError({ message: "investigation session already exists, please retry", code: "conflict" })
-        : unavailable(e)))
+      }).pipe(Effect.mapError((e) =>
+        e._tag === "K8sConflict"
+          ? new ToolError({ message: "investigation session already exists, please retry", code: "conflict" })
+          : unavailable(e)
+      ))
       const at = yield* now
       // Status is a subresource: the create ignores it.
       yield* k8s.patchCrStatus("investigationsessions", name, {
-        phase: "Active", startedAt: at, leaseHolder: user, leaseAcquiredAt: at, connectionState: "Connected",
+        phase: "Active",
+        startedAt: at,
+        leaseHolder: user,
+        leaseAcquiredAt: at,
+        connectionState: "Connected",
         ...(sessionId === undefined || sessionId === "" ? {} : { kaCorrelationID: sessionId })
       }).pipe(Effect.ignore)
       if (viaMcp(ctx)) {
         yield* audit.emit({
-          type: "ka.delegated", outcome: "success", userId: user, clientIp: ctx.caller.clientIp, correlationId: rr,
+          type: "ka.delegated",
+          outcome: "success",
+          userId: user,
+          clientIp: ctx.caller.clientIp,
+          correlationId: rr,
           data: { session_id: sessionId ?? "", rr_id: rr, mcp_session_id: ctx.sessionId ?? "", join_mode: takeover ? "takeover" : "start" }
         })
       }
@@ -113,12 +123,25 @@ export const sessionRecords = Effect.gen(function* () {
       const sessionId = str(answer.session_id) ?? str(statusOf(session).kaCorrelationID) ?? ""
       const status = str(answer.status) ?? phase.toLowerCase()
       const base = { userId: ctx.caller.principal.user, clientIp: ctx.caller.clientIp, correlationId: rr }
-      yield* audit.emit({ ...base, type: "ka.result_received", outcome: phase === "Failed" ? "failure" : "success", data: { session_id: sessionId, rr_id: rr, status } })
       yield* audit.emit({
-        ...base, type: "session.completed", outcome: phase === "Completed" ? "success" : "failure", durationMs,
+        ...base,
+        type: "ka.result_received",
+        outcome: phase === "Failed" ? "failure" : "success",
+        data: { session_id: sessionId, rr_id: rr, status }
+      })
+      yield* audit.emit({
+        ...base,
+        type: "session.completed",
+        outcome: phase === "Completed" ? "success" : "failure",
+        durationMs,
         data: {
-          session_id: sessionId, rr_id: rr, terminal_phase: status, duration_ms: durationMs, join_mode: str(specOf(session).joinMode) ?? "start",
-          user_identity: ctx.caller.principal.user, mcp_session_id: ctx.sessionId ?? ""
+          session_id: sessionId,
+          rr_id: rr,
+          terminal_phase: status,
+          duration_ms: durationMs,
+          join_mode: str(specOf(session).joinMode) ?? "start",
+          user_identity: ctx.caller.principal.user,
+          mcp_session_id: ctx.sessionId ?? ""
         }
       })
     })

@@ -47,8 +47,7 @@ export const storageTools = Effect.gen(function* () {
     }),
     defineTool({
       name: "get_remediation_history",
-      description:
-        "Get the remediation history of a target resource (namespace, kind, name) within since, a Go duration such as 24h (default) or 720h.",
+      description: "Get the remediation history of a target resource (namespace, kind, name) within since, a Go duration such as 24h (default) or 720h.",
       input: Schema.Struct({
         namespace: optional(NamespaceName),
         kind: optional(KindName),

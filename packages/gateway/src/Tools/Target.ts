@@ -38,12 +38,14 @@ export const createTargetRr = Effect.gen(function* () {
       const now = new Date(yield* Clock.currentTimeMillis).toISOString()
       const user = ctx.caller.principal.user
       const existing = (yield* k8s.listCr("remediationrequests").pipe(Effect.mapError(unavailable))).items.find(
-        (rr: KubeObject) =>
-          str(specOf(rr).signalFingerprint) === fingerprint && !isTerminalPhase(str(statusOf(rr).overallPhase) ?? "Pending")
+        (rr: KubeObject) => str(specOf(rr).signalFingerprint) === fingerprint && !isTerminalPhase(str(statusOf(rr).overallPhase) ?? "Pending")
       )
       if (existing !== undefined) {
         yield* audit.emit({
-          type: "rr.deduplicated", outcome: "success", userId: user, clientIp: ctx.caller.clientIp,
+          type: "rr.deduplicated",
+          outcome: "success",
+          userId: user,
+          clientIp: ctx.caller.clientIp,
           correlationId: existing.metadata.name,
           data: { session_id: ctx.sessionId ?? "", fingerprint, existing_rr_name: existing.metadata.name }
         })
@@ -68,15 +70,26 @@ export const createTargetRr = Effect.gen(function* () {
           receivedTime: now,
           description: `interactive investigation started by ${user}`
         }
-      }).pipe(Effect.mapError((e) => e._tag === "K8sConflict"
-        ? new ToolError({ message: "remediation request name collision, please retry", code: "conflict" })
-        : unavailable(e)))
+      }).pipe(Effect.mapError((e) =>
+        e._tag === "K8sConflict"
+          ? new ToolError({ message: "remediation request name collision, please retry", code: "conflict" })
+          : unavailable(e)
+      ))
       yield* audit.emit({
-        type: "rr.created", outcome: "success", userId: user, clientIp: ctx.caller.clientIp, correlationId: name,
+        type: "rr.created",
+        outcome: "success",
+        userId: user,
+        clientIp: ctx.caller.clientIp,
+        correlationId: name,
         ...(t.namespace === undefined ? {} : { namespace: t.namespace }),
         data: {
-          session_id: ctx.sessionId ?? "", rr_name: name, rr_namespace: k8s.namespace, target_kind: t.kind,
-          target_name: t.name, fingerprint, signal_name: signalName
+          session_id: ctx.sessionId ?? "",
+          rr_name: name,
+          rr_namespace: k8s.namespace,
+          target_kind: t.kind,
+          target_name: t.name,
+          fingerprint,
+          signal_name: signalName
         }
       })
       return name

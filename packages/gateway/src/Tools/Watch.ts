@@ -62,7 +62,8 @@ export const watchTools = Effect.gen(function* () {
             if (e.type === "DELETED") ended = "deleted"
             else if (stopsWatch(ev.phase)) ended = ev.phase
             return e.type === "DELETED" ? { ...ev, message: "remediation request deleted" } : ev
-          })),
+          })
+        ),
         // Each phase change is progress the caller may show (and that keeps its request alive).
         Stream.tap((ev) => progress(`${ev.resource} is ${ev.phase}${ev.message === "" ? "" : `: ${ev.message}`}`)),
         Stream.takeUntil(() => ended !== undefined),
@@ -117,8 +118,7 @@ export const watchTools = Effect.gen(function* () {
   return [
     defineTool({
       name: "watch",
-      description:
-        "Watch a remediation's phase changes until it reaches a terminal phase or AwaitingApproval (at most 15 minutes).",
+      description: "Watch a remediation's phase changes until it reaches a terminal phase or AwaitingApproval (at most 15 minutes).",
       input: RemediationRef,
       timeout: Duration.sum(config.watchMaxDuration, margin),
       listField: "events",

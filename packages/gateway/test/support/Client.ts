@@ -64,7 +64,18 @@ export const raw = (url: string, init: RequestInit & { readonly token?: string }
     if (init.token !== undefined) headers.set("authorization", `Bearer ${init.token}`)
     const res = await fetch(url, { ...init, headers })
     const text = await res.text()
-    return { status: res.status, headers: res.headers, text, json: (() => { try { return JSON.parse(text) } catch { return undefined } })() }
+    return {
+      status: res.status,
+      headers: res.headers,
+      text,
+      json: (() => {
+        try {
+          return JSON.parse(text)
+        } catch {
+          return undefined
+        }
+      })()
+    }
   })
 
 export const initializeBody = JSON.stringify({

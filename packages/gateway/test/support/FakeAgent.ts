@@ -44,7 +44,13 @@ export interface FakeAgentOptions {
 
 const workflows = [
   { workflow_id: "wf-restart", name: "restart-deployment", description: "Rolling restart", kind: "Deployment", parameters: [] },
-  { workflow_id: "wf-scale", name: "scale-deployment", description: "Scale replicas", kind: "Deployment", parameters: [{ name: "replicas", type: "integer", description: "target replicas", required: true, default: 3 }] },
+  {
+    workflow_id: "wf-scale",
+    name: "scale-deployment",
+    description: "Scale replicas",
+    kind: "Deployment",
+    parameters: [{ name: "replicas", type: "integer", description: "target replicas", required: true, default: 3 }]
+  },
   { workflow_id: "wf-evict", name: "evict-pod", description: "Evict a pod", kind: "Pod", parameters: [] }
 ]
 
@@ -69,7 +75,8 @@ interface Session {
 const restToken = "fake-agent-rest-token"
 const streamPath = /^\/api\/v1\/incident\/session\/([^/?]+)\/stream$/
 
-const frame = (e: LoggedEvent) => `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify({ type: e.type, timestamp: new Date().toISOString(), ...e.data })}\n\n`
+const frame = (e: LoggedEvent) =>
+  `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify({ type: e.type, timestamp: new Date().toISOString(), ...e.data })}\n\n`
 
 class Refused extends Error {}
 
@@ -98,13 +105,26 @@ export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
       const view = (rr: string, s: Session, extra: Record<string, unknown> = {}) => {
         const answered = s.polls >= pollsUntilAnswered
         return {
-          session_id: s.id, rr_id: rr, status: s.status, holder: s.holder, analysis: answered ? "answered" : "running",
-          ...(answered ? { summary: summary(rr) } : {}), event_seq: s.log.length, ...extra
+          session_id: s.id,
+          rr_id: rr,
+          status: s.status,
+          holder: s.holder,
+          analysis: answered ? "answered" : "running",
+          ...(answered ? { summary: summary(rr) } : {}),
+          event_seq: s.log.length,
+          ...extra
         }
       }
       const announce = (rr: string, s: Session, extra: Record<string, unknown> = {}) => {
         const v = view(rr, s)
-        emit(s, "interactive_state", { rr_id: rr, holder: s.holder, status: "active", analysis: v.analysis, ...(v.summary === undefined ? {} : { summary: v.summary }), ...extra })
+        emit(s, "interactive_state", {
+          rr_id: rr,
+          holder: s.holder,
+          status: "active",
+          analysis: v.analysis,
+          ...(v.summary === undefined ? {} : { summary: v.summary }),
+          ...extra
+        })
       }
       const open = (rr: string) => {
         const s = sessions.get(rr)
@@ -194,7 +214,8 @@ export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
         const server = new Server({ name: "fake-agent", version: "1" }, { capabilities: { tools: {}, logging: {} } })
         server.setRequestHandler(ListToolsRequestSchema, async () => ({
           tools: ["svc_investigate", "svc_select_workflow", "svc_complete_no_action"].map((name) => ({
-            name, inputSchema: { type: "object" as const }
+            name,
+            inputSchema: { type: "object" as const }
           }))
         }))
         server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -214,10 +235,14 @@ export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
           try {
             const result = answer(request.params.name, args, user)
             // The events of a call go out while it is open, before its answer.
-            if (args.action === "start" || args.action === "message") await event({ event: "progress", rr_id: args.rr_id, message: `analysing ${String(args.rr_id)}` })
+            if (args.action === "start" || args.action === "message") {
+              await event({ event: "progress", rr_id: args.rr_id, message: `analysing ${String(args.rr_id)}` })
+            }
             return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result }
           } catch (e) {
-            if (!(e instanceof Refused)) throw e
+            if (!(e instanceof Refused)) {
+              throw e
+            }
             return { content: [{ type: "text", text: e.message }], isError: true }
           }
         })

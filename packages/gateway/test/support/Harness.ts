@@ -117,8 +117,7 @@ export const startGateway = (options: GatewayOptions = {}): Effect.Effect<Gatewa
     }
   })
 
-export const token = (persona: Parameters<DevIssuerService["persona"]>[0]) =>
-  Effect.flatMap(Infra, ({ issuer }) => issuer.persona(persona))
+export const token = (persona: Parameters<DevIssuerService["persona"]>[0]) => Effect.flatMap(Infra, ({ issuer }) => issuer.persona(persona))
 
 /** The gateway of a test block, started once for the block (`it.layer(gatewayLayer(...))`). */
 export const GatewayUnderTest = Context.GenericTag<Gateway>("test/gateway/GatewayUnderTest")

@@ -15,34 +15,45 @@ const root = Path.resolve(new URL("../../../..", import.meta.url).pathname)
 
 export const startStorage = (kube: DevKube, namespace: string) =>
   Effect.acquireRelease(
-    Effect.flatMap(Effect.all([freePort, freePort, freePort, freePort]), ([port, healthPort, metricsPort, pgPort]) => Effect.promise(async () => {
-      const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "gateway-storage-"))
-      await Fs.chmod(dir, 0o755)
-      const kubeconfig = Path.join(dir, "kubeconfig")
-      await Fs.writeFile(kubeconfig, kube.kubeConfig())
-      const config = Path.join(dir, "storage.json")
-      await Fs.writeFile(config, JSON.stringify({
-        bindAddress: "127.0.0.1", port, healthPort, metricsPort, namespace, dataDir: dir,
-        embeddedPostgres: { dataDir: Path.join(dir, "postgres"), port: pgPort },
-        retention: { enabled: false }, shutdown: { drainSeconds: 1 }, logging: { level: "warn" }
-      }))
-      const child = spawn(process.execPath, ["--import", "tsx", Path.join(root, "packages/storage/src/main.ts")], {
-        cwd: root,
-        env: { ...process.env, CONFIG_FILE: config, KUBECONFIG: kubeconfig },
-        stdio: ["ignore", "ignore", "pipe"]
-      })
-      let stderr = ""
-      child.stderr.on("data", (d) => void (stderr += String(d)))
-      const url = `http://127.0.0.1:${port}`
-      for (let i = 0; ; i++) {
-        if (child.exitCode !== null) throw new Error(`storage exited: ${stderr}`)
-        const ready = await fetch(`http://127.0.0.1:${healthPort}/readyz`).then((r) => r.ok, () => false)
-        if (ready) break
-        if (i > 600) throw new Error(`storage did not become ready: ${stderr}`)
-        await new Promise((r) => setTimeout(r, 100))
-      }
-      return { url, dir, child }
-    })),
+    Effect.flatMap(Effect.all([freePort, freePort, freePort, freePort]), ([port, healthPort, metricsPort, pgPort]) =>
+      Effect.promise(async () => {
+        const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "gateway-storage-"))
+        await Fs.chmod(dir, 0o755)
+        const kubeconfig = Path.join(dir, "kubeconfig")
+        await Fs.writeFile(kubeconfig, kube.kubeConfig())
+        const config = Path.join(dir, "storage.json")
+        await Fs.writeFile(
+          config,
+          JSON.stringify({
+            bindAddress: "127.0.0.1",
+            port,
+            healthPort,
+            metricsPort,
+            namespace,
+            dataDir: dir,
+            embeddedPostgres: { dataDir: Path.join(dir, "postgres"), port: pgPort },
+            retention: { enabled: false },
+            shutdown: { drainSeconds: 1 },
+            logging: { level: "warn" }
+          })
+        )
+        const child = spawn(process.execPath, ["--import", "tsx", Path.join(root, "packages/storage/src/main.ts")], {
+          cwd: root,
+          env: { ...process.env, CONFIG_FILE: config, KUBECONFIG: kubeconfig },
+          stdio: ["ignore", "ignore", "pipe"]
+        })
+        let stderr = ""
+        child.stderr.on("data", (d) => void (stderr += String(d)))
+        const url = `http://127.0.0.1:${port}`
+        for (let i = 0;; i++) {
+          if (child.exitCode !== null) throw new Error(`storage exited: ${stderr}`)
+          const ready = await fetch(`http://127.0.0.1:${healthPort}/readyz`).then((r) => r.ok, () => false)
+          if (ready) break
+          if (i > 600) throw new Error(`storage did not become ready: ${stderr}`)
+          await new Promise((r) => setTimeout(r, 100))
+        }
+        return { url, dir, child }
+      })),
     ({ child, dir }) =>
       Effect.promise(async () => {
         const exited = new Promise((r) => child.once("exit", r))

@@ -47,12 +47,22 @@ export const storageSeed: MemoryStorageData = {
       tier1: {
         window: "24h",
         chain: [{
-          remediationUID: "uid-1", actionType: "RestartDeployment", outcome: "Remediated", effectivenessScore: 0.9,
-          signalResolved: true, hashMatch: "postRemediation", assessmentReason: null, completedAt: "2025-01-01T00:00:00Z"
+          remediationUID: "uid-1",
+          actionType: "RestartDeployment",
+          outcome: "Remediated",
+          effectivenessScore: 0.9,
+          signalResolved: true,
+          hashMatch: "postRemediation",
+          assessmentReason: null,
+          completedAt: "2025-01-01T00:00:00Z"
         }]
       },
       tier2: { window: "2160h", chain: [] }
     }
   },
-  events: [event(1, "apifrontend.rr.created", "sre-user"), event(2, "apifrontend.user.decision", "remediation-approver-user"), event(3, "orchestrator.lifecycle.completed", "system")]
+  events: [
+    event(1, "apifrontend.rr.created", "sre-user"),
+    event(2, "apifrontend.user.decision", "remediation-approver-user"),
+    event(3, "orchestrator.lifecycle.completed", "system")
+  ]
 }

@@ -27,8 +27,10 @@ export class ActionTypeReconciler extends Effect.Service<ActionTypeReconciler>()
     const settings = yield* CatalogSettings
 
     const condition = (ref: ObjectRef, o: KubeObject, c: Registration, fields: Record<string, unknown> = {}) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        cluster.patchStatus(ref, { ...fields, observedGeneration: o.metadata.generation ?? 1, conditions: conditionsWith(o, c, now) }))
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) => cluster.patchStatus(ref, { ...fields, observedGeneration: o.metadata.generation ?? 1, conditions: conditionsWith(o, c, now) })
+      )
 
     /** Answers whether the action type is registered now (its workflows can then register too). */
     const reconcile = Effect.fn("ActionTypeReconciler.reconcile")(function* (key: string) {
@@ -53,7 +55,9 @@ export class ActionTypeReconciler extends Effect.Service<ActionTypeReconciler>()
         )
         if (Option.isSome(denied)) {
           yield* condition(ref, o, {
-            type: "Registered", status: "True", reason: "DisableDenied",
+            type: "Registered",
+            status: "True",
+            reason: "DisableDenied",
             message: `not disabled in the catalog: ${denied.value}; disable or delete those workflows first`
           })
           return { reconciled: { requeueAfter: settings.retryInvalid } satisfies Reconciled, registered: true }
@@ -70,7 +74,9 @@ export class ActionTypeReconciler extends Effect.Service<ActionTypeReconciler>()
       }
       const now = yield* Clock.currentTimeMillis
       yield* condition(ref, o, {
-        type: "Registered", status: "True", reason: created.status === "created" ? "Registered" : created.wasReenabled ? "Reenabled" : "AlreadyRegistered",
+        type: "Registered",
+        status: "True",
+        reason: created.status === "created" ? "Registered" : created.wasReenabled ? "Reenabled" : "AlreadyRegistered",
         message: `action type ${spec.name} is in the catalog`
       }, {
         registered: true,

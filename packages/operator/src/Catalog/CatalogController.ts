@@ -33,19 +33,22 @@ export const runCatalogControllers = Effect.gen(function* () {
   const queue = (name: string) =>
     WorkQueue.make({ name, capacity: config.queueCapacity, backoffBase: config.backoffBase, backoffMax: config.backoffMax, observer: metrics.observer })
   const informer = (kind: string, onKey: (key: string) => Effect.Effect<void>) =>
-    Effect.forkScoped(runInformer({
-      source: collectionSource(cluster, { apiVersion, kind, namespace: settings.namespace }, watchTimeout),
-      onKey,
-      relevant: specOrDeletionChanged,
-      backoffMax: config.backoffMax
-    }).pipe(Effect.annotateLogs("controller", `catalog-${kind.toLowerCase()}`)))
+    Effect.forkScoped(
+      runInformer({
+        source: collectionSource(cluster, { apiVersion, kind, namespace: settings.namespace }, watchTimeout),
+        onKey,
+        relevant: specOrDeletionChanged,
+        backoffMax: config.backoffMax
+      }).pipe(Effect.annotateLogs("controller", `catalog-${kind.toLowerCase()}`))
+    )
 
   const workflowQueue = yield* queue("remediationworkflow")
   const actionTypeQueue = yield* queue("actiontype")
 
   const pendingWorkflows = cluster.list({ apiVersion, kind: RemediationWorkflowKind, namespace: settings.namespace }).pipe(
     Effect.flatMap((list) =>
-      Effect.forEach(list.items.filter((o) => !registered(o)), (o) => workflowQueue.add(keyOf(o.metadata.namespace, o.metadata.name)), { discard: true })),
+      Effect.forEach(list.items.filter((o) => !registered(o)), (o) => workflowQueue.add(keyOf(o.metadata.namespace, o.metadata.name)), { discard: true })
+    ),
     Effect.catchAll((e) => Effect.logWarning("catalog: listing workflows after an action type registered failed", e))
   )
 
@@ -55,8 +58,10 @@ export const runCatalogControllers = Effect.gen(function* () {
     workers: config.workers,
     queue: actionTypeQueue,
     reconcile: (key) =>
-      Effect.flatMap(actionTypes.reconcile(key), ({ reconciled, registered }) =>
-        registered ? Effect.as(pendingWorkflows, reconciled) : Effect.succeed(reconciled))
+      Effect.flatMap(
+        actionTypes.reconcile(key),
+        ({ reconciled, registered }) => registered ? Effect.as(pendingWorkflows, reconciled) : Effect.succeed(reconciled)
+      )
   })
   yield* informer(RemediationWorkflowKind, workflowQueue.add)
   yield* informer(ActionTypeKind, actionTypeQueue.add)

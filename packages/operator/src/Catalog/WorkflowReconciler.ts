@@ -78,7 +78,8 @@ export class WorkflowReconciler extends Effect.Service<WorkflowReconciler>()("@k
         }
         yield* cluster.patch(ref, { metadata: { finalizers: finalizers.filter((f) => f !== finalizer) } })
         yield* Effect.logInfo("catalog entry disabled for a deleted RemediationWorkflow").pipe(
-          Effect.annotateLogs({ workflowId: status.workflowId ?? "none" }))
+          Effect.annotateLogs({ workflowId: status.workflowId ?? "none" })
+        )
         return {} satisfies Reconciled
       }
       if (!finalizers.includes(finalizer)) yield* cluster.patch(ref, { metadata: { finalizers: [...finalizers, finalizer] } })
@@ -121,7 +122,9 @@ export class WorkflowReconciler extends Effect.Service<WorkflowReconciler>()("@k
               previouslyExisted: !outcome.created
             },
             condition: {
-              type: "Registered", status: "True", reason: outcome.created ? "Registered" : "AlreadyRegistered",
+              type: "Registered",
+              status: "True",
+              reason: outcome.created ? "Registered" : "AlreadyRegistered",
               message: `registered in the catalog as ${w.workflowName} ${w.version} (${w.workflowId})`
             }
           })
@@ -132,7 +135,9 @@ export class WorkflowReconciler extends Effect.Service<WorkflowReconciler>()("@k
           yield* writeStatus(ref, o, {
             fields: {},
             condition: {
-              type: "Registered", status: "False", reason: "ContentChangedWithoutVersionBump",
+              type: "Registered",
+              status: "False",
+              reason: "ContentChangedWithoutVersionBump",
               message: `the spec changed but version ${version} is already registered with other content` +
                 (status.workflowId === undefined ? "" : ` (${status.workflowId} stays in use)`) +
                 "; set a new spec.version to register the change"
@@ -145,7 +150,8 @@ export class WorkflowReconciler extends Effect.Service<WorkflowReconciler>()("@k
             condition: { type: "Registered", status: "False", reason: "ValidationFailed", message: outcome.detail.slice(0, 4000) }
           })
           yield* Effect.logWarning("RemediationWorkflow refused by the catalog").pipe(
-            Effect.annotateLogs({ detail: outcome.detail, retryAfter: formatGoDuration(settings.retryInvalid) }))
+            Effect.annotateLogs({ detail: outcome.detail, retryAfter: formatGoDuration(settings.retryInvalid) })
+          )
           return { requeueAfter: settings.retryInvalid } satisfies Reconciled
         case "Unreachable":
           yield* writeStatus(ref, o, {

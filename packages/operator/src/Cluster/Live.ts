@@ -79,8 +79,7 @@ export const make = (options: ClusterOptions = {}): Effect.Effect<ClusterService
     const apiGroup = options.apiGroup ?? defaultApiGroup
     const manager = options.fieldManager ?? defaultFieldManager
     const pathOf = (ref: ObjectRef) => objectPath(apiGroup, ref.apiVersion, ref.kind, ref.name, ref.namespace)
-    const run = (r: RawRequest, retryConflicts = false) =>
-      call((signal) => send(kc, r)(signal), { retryConflicts })
+    const run = (r: RawRequest, retryConflicts = false) => call((signal) => send(kc, r)(signal), { retryConflicts })
     const listRaw = (ref: CollectionRef) =>
       Effect.suspend(() =>
         run({
@@ -126,8 +125,7 @@ export const make = (options: ClusterOptions = {}): Effect.Effect<ClusterService
           Effect.mapError(unavailable),
           Effect.withSpan("Cluster.get", { attributes: { kind: ref.kind, name: ref.name } })
         ),
-      list: (ref) =>
-        listRaw(ref).pipe(Effect.mapError(unavailable), Effect.withSpan("Cluster.list", { attributes: { kind: ref.kind } })),
+      list: (ref) => listRaw(ref).pipe(Effect.mapError(unavailable), Effect.withSpan("Cluster.list", { attributes: { kind: ref.kind } })),
       remove: (ref) =>
         // Background: a Job's pods go with it (the API's default for Jobs orphans them).
         Effect.suspend(() => run({ method: "DELETE", path: pathOf(ref), query: { propagationPolicy: "Background" } })).pipe(
@@ -152,5 +150,4 @@ export const make = (options: ClusterOptions = {}): Effect.Effect<ClusterService
     return service
   })
 
-export const layer = (options: ClusterOptions = {}): Layer.Layer<Cluster, K8sUnavailable> =>
-  Layer.effect(Cluster, make(options))
+export const layer = (options: ClusterOptions = {}): Layer.Layer<Cluster, K8sUnavailable> => Layer.effect(Cluster, make(options))

@@ -58,62 +58,62 @@ const matches = (labels: Record<string, unknown>, q: AlertQuery) =>
 export class AlertCheck extends Context.Tag("@kubemend/operator/AlertCheck")<AlertCheck, AlertCheckShape>() {
   /** The metrics backend in force, and storage's resolved signals when a Storage service is in the context. */
   static readonly make = Effect.gen(function* () {
-      const storage = yield* Effect.serviceOption(Storage)
-      const config = yield* EffectivenessConfig
-      const metrics = yield* EffectivenessMetrics
-      const timeout = config.requestTimeout
+    const storage = yield* Effect.serviceOption(Storage)
+    const config = yield* EffectivenessConfig
+    const metrics = yield* EffectivenessMetrics
+    const timeout = config.requestTimeout
 
-      const fetchAlerts = (url: string) =>
-        Effect.gen(function* () {
-          const auth = yield* metricsAuthHeader(config)
-          return yield* Effect.tryPromise({
-            try: async (signal) => {
-              const res = await fetch(`${url.replace(/\/+$/, "")}/api/v1/alerts`, {
-                signal,
-                headers: { accept: "application/json", ...auth }
-              })
-              if (!res.ok) throw new Error(`status ${res.status}`)
-              const body = (await res.json()) as { data?: { alerts?: Array<{ labels?: Record<string, unknown>; state?: unknown }> } }
-              return body.data?.alerts ?? []
-            },
-            catch: (e) => String(e)
-          }).pipe(Effect.timeoutFail({ duration: timeout, onTimeout: () => `no answer within ${Duration.format(timeout)}` }))
-        })
+    const fetchAlerts = (url: string) =>
+      Effect.gen(function* () {
+        const auth = yield* metricsAuthHeader(config)
+        return yield* Effect.tryPromise({
+          try: async (signal) => {
+            const res = await fetch(`${url.replace(/\/+$/, "")}/api/v1/alerts`, {
+              signal,
+              headers: { accept: "application/json", ...auth }
+            })
+            if (!res.ok) throw new Error(`status ${res.status}`)
+            const body = (await res.json()) as { data?: { alerts?: Array<{ labels?: Record<string, unknown>; state?: unknown }> } }
+            return body.data?.alerts ?? []
+          },
+          catch: (e) => String(e)
+        }).pipe(Effect.timeoutFail({ duration: timeout, onTimeout: () => `no answer within ${Duration.format(timeout)}` }))
+      })
 
-      const resolvedSignal = (q: AlertQuery) =>
-        Option.match(storage, {
-          onNone: () => Effect.succeed(false),
-          onSome: (s) =>
-            s.queryEvents({ correlation_id: q.rrName, event_type: "gateway.signal.resolved", limit: 50 }).pipe(
-              Effect.map((r) => r.data.some((e) => Date.parse(e.event_timestamp) >= q.since)),
-              Effect.timeoutFail({ duration: timeout, onTimeout: () => "timeout" as const }),
-              Effect.catchAll(() => Effect.as(metrics.externalError("storage", "query_events", "unavailable"), false))
-            )
-        })
+    const resolvedSignal = (q: AlertQuery) =>
+      Option.match(storage, {
+        onNone: () => Effect.succeed(false),
+        onSome: (s) =>
+          s.queryEvents({ correlation_id: q.rrName, event_type: "gateway.signal.resolved", limit: 50 }).pipe(
+            Effect.map((r) => r.data.some((e) => Date.parse(e.event_timestamp) >= q.since)),
+            Effect.timeoutFail({ duration: timeout, onTimeout: () => "timeout" as const }),
+            Effect.catchAll(() => Effect.as(metrics.externalError("storage", "query_events", "unavailable"), false))
+          )
+      })
 
-      const check = (q: AlertQuery): Effect.Effect<AlertState> =>
-        Effect.gen(function* () {
-          if (!isAlert(q.signalType)) return { _tag: "NotApplicable", details: `signal type ${q.signalType} raises no alert` } as const
-          if (Option.isNone(q.metricsUrl)) {
-            return (yield* resolvedSignal(q))
-              ? { _tag: "Resolved", details: "the signal service recorded the alert resolved", source: "signal-service" } as const
-              : { _tag: "NotApplicable", details: "no metrics backend configured (monitoring.metricsURL)" } as const
-          }
-          const listed = yield* Effect.either(fetchAlerts(q.metricsUrl.value))
-          if (listed._tag === "Left") {
-            yield* metrics.externalError("metrics-backend", "list_alerts", listed.left.startsWith("no answer") ? "timeout" : "unavailable")
-            return (yield* resolvedSignal(q))
-              ? { _tag: "Resolved", details: "the signal service recorded the alert resolved", source: "signal-service" } as const
-              : { _tag: "Unavailable", details: `metrics backend: ${listed.left}` } as const
-          }
-          const active = listed.right.filter((a) => (a.state === "firing" || a.state === "pending") && matches(a.labels ?? {}, q))
-          return active.length === 0
-            ? { _tag: "Resolved", details: `${q.signalName} is no longer active`, source: "metrics-backend" } as const
-            : { _tag: "Firing", details: `${q.signalName} is still ${String(active[0]!.state)}`, activeCount: active.length } as const
-        })
+    const check = (q: AlertQuery): Effect.Effect<AlertState> =>
+      Effect.gen(function* () {
+        if (!isAlert(q.signalType)) return { _tag: "NotApplicable", details: `signal type ${q.signalType} raises no alert` } as const
+        if (Option.isNone(q.metricsUrl)) {
+          return (yield* resolvedSignal(q))
+            ? { _tag: "Resolved", details: "the signal service recorded the alert resolved", source: "signal-service" } as const
+            : { _tag: "NotApplicable", details: "no metrics backend configured (monitoring.metricsURL)" } as const
+        }
+        const listed = yield* Effect.either(fetchAlerts(q.metricsUrl.value))
+        if (listed._tag === "Left") {
+          yield* metrics.externalError("metrics-backend", "list_alerts", listed.left.startsWith("no answer") ? "timeout" : "unavailable")
+          return (yield* resolvedSignal(q))
+            ? { _tag: "Resolved", details: "the signal service recorded the alert resolved", source: "signal-service" } as const
+            : { _tag: "Unavailable", details: `metrics backend: ${listed.left}` } as const
+        }
+        const active = listed.right.filter((a) => (a.state === "firing" || a.state === "pending") && matches(a.labels ?? {}, q))
+        return active.length === 0
+          ? { _tag: "Resolved", details: `${q.signalName} is no longer active`, source: "metrics-backend" } as const
+          : { _tag: "Firing", details: `${q.signalName} is still ${String(active[0]!.state)}`, activeCount: active.length } as const
+      })
 
-      return { check } satisfies AlertCheckShape
-    })
+    return { check } satisfies AlertCheckShape
+  })
 
   static readonly layer = Layer.effect(AlertCheck, AlertCheck.make)
 }

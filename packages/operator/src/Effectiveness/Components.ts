@@ -33,7 +33,10 @@ export const healthStep = (k8s: K8sService, metrics: EffectivenessMetrics, ea: E
       yield* metrics.component("health", "unassessed")
       return {
         components: { healthAssessed: false },
-        events: [{ type: "effectiveness.health.assessed", data: { assessed: false, score: null, details: `${ea.spec.signalTarget.kind} has no pods or Ready condition to read` } }]
+        events: [{
+          type: "effectiveness.health.assessed",
+          data: { assessed: false, score: null, details: `${ea.spec.signalTarget.kind} has no pods or Ready condition to read` }
+        }]
       } satisfies Step
     }
     const h = health.value
@@ -93,18 +96,21 @@ export const alertStep = (
 
 /** The alert decayed too slowly: the validity deadline came with the alert still firing. */
 export const alertDecayTimeout = (metrics: EffectivenessMetrics, current: AssessmentComponents) =>
-  Effect.as(metrics.component("alert", "failure", 0), {
-    components: { alertAssessed: true, alertScore: 0 },
-    events: [{
-      type: "effectiveness.alert.assessed",
-      data: {
-        assessed: true,
-        score: 0,
-        details: `the alert was still firing after ${current.alertDecayRetries ?? 0} rechecks`,
-        alert_resolution: { alert_resolved: false, active_count: 1, resolution_time_seconds: null }
-      }
-    }]
-  } satisfies Step)
+  Effect.as(
+    metrics.component("alert", "failure", 0),
+    {
+      components: { alertAssessed: true, alertScore: 0 },
+      events: [{
+        type: "effectiveness.alert.assessed",
+        data: {
+          assessed: true,
+          score: 0,
+          details: `the alert was still firing after ${current.alertDecayRetries ?? 0} rechecks`,
+          alert_resolution: { alert_resolved: false, active_count: 1, resolution_time_seconds: null }
+        }
+      }]
+    } satisfies Step
+  )
 
 /** The before/after comparison of the target's workload metrics; one that cannot be made is not assessed, with why. */
 export const metricsStep = (check: MetricsCheckShape, metrics: EffectivenessMetrics, query: MetricsQuery) =>

@@ -44,7 +44,10 @@ export class EffectivenessConfig extends Context.Tag("@kubemend/operator/Effecti
     Config.all({
       monitor: Config.all({
         validityWindow: duration("validityWindow").pipe(Config.nested("assessment"), Config.withDefault(EffectivenessConfig.defaults.validityWindow)),
-        stabilizationWindow: duration("stabilizationWindow").pipe(Config.nested("assessment"), Config.withDefault(EffectivenessConfig.defaults.stabilizationWindow)),
+        stabilizationWindow: duration("stabilizationWindow").pipe(
+          Config.nested("assessment"),
+          Config.withDefault(EffectivenessConfig.defaults.stabilizationWindow)
+        ),
         recheckInterval: duration("recheckInterval").pipe(Config.withDefault(EffectivenessConfig.defaults.recheckInterval)),
         healthyThreshold: Config.number("healthyThreshold").pipe(Config.withDefault(EffectivenessConfig.defaults.healthyThreshold)),
         requestTimeout: duration("requestTimeout").pipe(Config.withDefault(EffectivenessConfig.defaults.requestTimeout))

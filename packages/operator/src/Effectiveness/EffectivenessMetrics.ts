@@ -32,8 +32,7 @@ export class EffectivenessMetrics extends Effect.Service<EffectivenessMetrics>()
         }),
       completed: (reason: string) => Effect.sync(() => completed.inc({ reason })),
       expired: Effect.sync(() => expirations.inc()),
-      externalError: (service: string, operation: string, errorType: string) =>
-        Effect.sync(() => errors.inc({ service, operation, error_type: errorType }))
+      externalError: (service: string, operation: string, errorType: string) => Effect.sync(() => errors.inc({ service, operation, error_type: errorType }))
     } as const
   })
 }) {}

@@ -37,8 +37,7 @@ const workloads = new Set(["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet
 
 const time = (s: unknown) => (typeof s === "string" ? Date.parse(s) : Number.NaN)
 
-const isReady = (pod: KubeObject) =>
-  ((pod.status as Json | undefined)?.conditions ?? []).some((c: Json) => c.type === "Ready" && c.status === "True")
+const isReady = (pod: KubeObject) => ((pod.status as Json | undefined)?.conditions ?? []).some((c: Json) => c.type === "Ready" && c.status === "True")
 
 /** Health of a set of pods against `desired` replicas, restarts counted after `since` (Clock millis). */
 export const podHealth = (pods: ReadonlyArray<KubeObject>, desired: number, since: number): Health => {
@@ -127,7 +126,11 @@ export const assessHealth = (
     if (target.kind === "Node") {
       if (Option.isNone(found)) return Option.some<Health>({ score: 0, checks: podHealth([], 1, since).checks, details: "node not found" })
       const ready = ((found.value.status as Json | undefined)?.conditions ?? []).some((c: Json) => c.type === "Ready" && c.status === "True")
-      return Option.some<Health>({ score: ready ? 1 : 0, checks: { ...podHealth([], 1, since).checks, pod_running: ready, readiness_pass: ready }, details: ready ? "node Ready" : "node not Ready" })
+      return Option.some<Health>({
+        score: ready ? 1 : 0,
+        checks: { ...podHealth([], 1, since).checks, pod_running: ready, readiness_pass: ready },
+        details: ready ? "node Ready" : "node not Ready"
+      })
     }
     if (target.kind === "Pod") {
       if (Option.isSome(found)) return Option.some(podHealth([found.value], 1, since))

@@ -31,13 +31,14 @@ const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 /** The built-in queries; `w` is `[window] offset ...` for one side. */
 const queries = (w: (metric: string, extra?: string) => string) => ({
   restarts: `sum(increase(${w("kube_pod_container_status_restarts_total")}))`,
-  memory: `max(max_over_time(${w("container_memory_working_set_bytes", `container!=""`)})) / max(max_over_time(${w("kube_pod_container_resource_limits", `resource="memory"`)}))`,
+  memory: `max(max_over_time(${w("container_memory_working_set_bytes", `container!=""`)})) / max(max_over_time(${
+    w("kube_pod_container_resource_limits", `resource="memory"`)
+  }))`,
   cpu: `sum(increase(${w("container_cpu_cfs_throttled_periods_total")})) / sum(increase(${w("container_cpu_cfs_periods_total")}))`
 })
 
 /** 1 improved, 0.5 within 10% (not worse), 0 worse. */
-export const compareValues = (before: number, after: number) =>
-  after < before * 0.9 ? 1 : after <= before * 1.1 + 1e-9 ? 0.5 : 0
+export const compareValues = (before: number, after: number) => after < before * 0.9 ? 1 : after <= before * 1.1 + 1e-9 ? 0.5 : 0
 
 export class MetricsCheck extends Context.Tag("@kubemend/operator/MetricsCheck")<MetricsCheck, MetricsCheckShape>() {
   static readonly make = Effect.gen(function* () {
@@ -92,7 +93,10 @@ export class MetricsCheck extends Context.Tag("@kubemend/operator/MetricsCheck")
           scores.push(compareValues(b.value, a.value))
         }
         if (scores.length === 0) {
-          return { _tag: "NotAssessed", details: `no restart, memory or CPU throttling samples for ${t.kind} ${t.name} before and after the remediation` } as const
+          return {
+            _tag: "NotAssessed",
+            details: `no restart, memory or CPU throttling samples for ${t.kind} ${t.name} before and after the remediation`
+          } as const
         }
         const score = Math.round((scores.reduce((x, y) => x + y, 0) / scores.length) * 10000) / 10000
         const compared = names.filter((n) => deltas[`${n}_before`] !== undefined)

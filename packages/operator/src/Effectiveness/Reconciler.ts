@@ -62,8 +62,7 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
         const settings = applyEffectivenessSpec(base, yield* platform.spec)
         const now = yield* nowMillis
         const namespace = ea.metadata.namespace ?? k8s.namespace
-        const emit = (events: ReadonlyArray<Event>) =>
-          Effect.forEach(events, (e) => emitEffectiveness(audit, ea, namespace, e.type, e.data), { discard: true })
+        const emit = (events: ReadonlyArray<Event>) => Effect.forEach(events, (e) => emitEffectiveness(audit, ea, namespace, e.type, e.data), { discard: true })
 
         // 2. Schedule.
         const deadline = millisOf(status.validityDeadline)
@@ -148,7 +147,12 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
         // 3. Validity.
         if (now >= deadline.value) {
           if ((c.alertDecayRetries ?? 0) > 0 && c.alertAssessed === undefined) {
-            return yield* finish("Completed", "AlertDecayTimeout", "the alert did not resolve before the validity deadline", yield* alertDecayTimeout(metrics, c))
+            return yield* finish(
+              "Completed",
+              "AlertDecayTimeout",
+              "the alert did not resolve before the validity deadline",
+              yield* alertDecayTimeout(metrics, c)
+            )
           }
           return yield* finish("Completed", "Expired", "the validity deadline passed before every component was assessed", { components: {}, events: [] })
         }
@@ -161,7 +165,12 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
         if (now >= hashAfter) {
           const hash = yield* currentHash(k8s, ea.spec.remediationTarget)
           if (Option.isNone(hash)) {
-            return yield* finish("Failed", "Unrecoverable", `${ea.spec.remediationTarget.kind} ${ea.spec.remediationTarget.name} could not be read (gone, or not readable by the operator)`, step)
+            return yield* finish(
+              "Failed",
+              "Unrecoverable",
+              `${ea.spec.remediationTarget.kind} ${ea.spec.remediationTarget.name} could not be read (gone, or not readable by the operator)`,
+              step
+            )
           }
           if (c.hashComputed !== true) {
             const pre = ea.spec.preRemediationSpecHash
@@ -174,17 +183,26 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
                   ...(pre === undefined ? {} : { pre_remediation_spec_hash: pre }),
                   post_remediation_spec_hash: hash.value,
                   hash_match: pre === undefined ? null : pre === hash.value,
-                  details: pre === undefined ? "no pre-remediation hash was captured" : pre === hash.value ? "the workflow left the spec unchanged" : "the workflow changed the spec"
+                  details: pre === undefined
+                    ? "no pre-remediation hash was captured"
+                    : pre === hash.value
+                    ? "the workflow left the spec unchanged"
+                    : "the workflow changed the spec"
                 }
               }]
             })
             yield* metrics.component("hash", "success")
           } else if (hash.value !== c.postRemediationSpecHash) {
             yield* metrics.component("hash", "failure")
-            return yield* finish("Completed", "SpecDrift", `${ea.spec.remediationTarget.kind} ${ea.spec.remediationTarget.name} was changed by someone else during the assessment`, {
-              components: { currentSpecHash: hash.value },
-              events: []
-            })
+            return yield* finish(
+              "Completed",
+              "SpecDrift",
+              `${ea.spec.remediationTarget.kind} ${ea.spec.remediationTarget.name} was changed by someone else during the assessment`,
+              {
+                components: { currentSpecHash: hash.value },
+                events: []
+              }
+            )
           }
         }
         const hashed = c.hashComputed === true || step.components["hashComputed"] === true
@@ -193,11 +211,13 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
         if (hashed && now >= checkAfter) {
           if (c.healthAssessed === undefined) merge(yield* healthStep(k8s, metrics, ea, since, settings.healthyThreshold))
           if (c.metricsAssessed === undefined) {
-            merge(yield* metricsStep(metricsCheck, metrics, {
-              target: ea.spec.signalTarget,
-              windowSeconds: (now - since) / 1000,
-              metricsUrl: settings.metricsUrl
-            }))
+            merge(
+              yield* metricsStep(metricsCheck, metrics, {
+                target: ea.spec.signalTarget,
+                windowSeconds: (now - since) / 1000,
+                metricsUrl: settings.metricsUrl
+              })
+            )
           }
         }
         const known = { ...c, ...step.components }
@@ -208,15 +228,22 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
           const rr = yield* load(k8s, "remediationrequests", ea.spec.correlationID)
           const spec = Option.map(rr, (r) => r.spec)
           const healthy = known.healthAssessed !== true || (known.healthScore ?? 0) >= settings.healthyThreshold
-          const outcome = yield* alertStep(alerts, metrics, {
-            rrName: ea.spec.correlationID,
-            signalName: ea.spec.signalName ?? Option.match(spec, { onNone: () => "", onSome: (s) => s.signalName }),
-            signalType: Option.getOrUndefined(Option.flatMap(spec, (s) => Option.fromNullable(s.signalType))),
-            signalLabels: Option.getOrElse(Option.flatMap(spec, (s) => Option.fromNullable(s.signalLabels)), () => ({})),
-            target: ea.spec.signalTarget,
-            since,
-            metricsUrl: settings.metricsUrl
-          }, known, healthy, now)
+          const outcome = yield* alertStep(
+            alerts,
+            metrics,
+            {
+              rrName: ea.spec.correlationID,
+              signalName: ea.spec.signalName ?? Option.match(spec, { onNone: () => "", onSome: (s) => s.signalName }),
+              signalType: Option.getOrUndefined(Option.flatMap(spec, (s) => Option.fromNullable(s.signalType))),
+              signalLabels: Option.getOrElse(Option.flatMap(spec, (s) => Option.fromNullable(s.signalLabels)), () => ({})),
+              target: ea.spec.signalTarget,
+              since,
+              metricsUrl: settings.metricsUrl
+            },
+            known,
+            healthy,
+            now
+          )
           merge(outcome)
         }
         const done = { ...c, ...step.components }
@@ -240,4 +267,3 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
     return { reconcile } as const
   })
 }) {}
-

@@ -41,7 +41,9 @@ export const makeAnsibleEngine = (cluster: ClusterService, namespace: string): E
 
   const stdoutTail = (conn: AwxConnection, id: string, lines: number) =>
     awxCall(conn, "GET", `/api/v2/jobs/${id}/stdout/?format=txt`).pipe(
-      Effect.map((a) => a.status === 200 && typeof a.body === "string" ? scrubCredentials(a.body.trimEnd().split("\n").slice(-lines).join("\n"))[0] : undefined),
+      Effect.map((a) =>
+        a.status === 200 && typeof a.body === "string" ? scrubCredentials(a.body.trimEnd().split("\n").slice(-lines).join("\n"))[0] : undefined
+      ),
       Effect.orElseSucceed(() => undefined)
     )
 

@@ -15,8 +15,14 @@ export const ansibleReady = (cluster: ClusterService, namespace: string, spec: u
     Effect.flatMap(awxReachability),
     Effect.map((r): ConditionInput =>
       r._tag === "Reachable"
-        ? { type: "AnsibleReady", status: "True", reason: "Reachable", message: `${ansible.apiURL ?? ""} accepts the token${r.user === "" ? "" : ` (as ${r.user})`}` }
-        : { type: "AnsibleReady", status: "False", reason: r._tag, message: r.message }),
+        ? {
+          type: "AnsibleReady",
+          status: "True",
+          reason: "Reachable",
+          message: `${ansible.apiURL ?? ""} accepts the token${r.user === "" ? "" : ` (as ${r.user})`}`
+        }
+        : { type: "AnsibleReady", status: "False", reason: r._tag, message: r.message }
+    ),
     Effect.catchAll((e) => Effect.succeed<ConditionInput>({ type: "AnsibleReady", status: "False", reason: "Unreachable", message: e.message }))
   )
 }

@@ -75,8 +75,12 @@ export const awxCall = (conn: AwxConnection, method: "GET" | "POST", path: strin
     const answer: AwxAnswer = { status: response.status, body: json }
     return answer
   })).pipe(
-    Effect.timeoutFail({ duration: conn.timeout, onTimeout: () => new EngineUnavailable({ engine: "ansible", message: `${method} ${path}: no answer within ${Duration.format(conn.timeout)}` }) }),
-    Effect.catchTag("RequestError", "ResponseError", (e) => Effect.fail(new EngineUnavailable({ engine: "ansible", message: `${method} ${conn.baseUrl}${path}: ${e.message}` }))),
+    Effect.timeoutFail({
+      duration: conn.timeout,
+      onTimeout: () => new EngineUnavailable({ engine: "ansible", message: `${method} ${path}: no answer within ${Duration.format(conn.timeout)}` })
+    }),
+    Effect.catchTag("RequestError", "ResponseError", (e) =>
+      Effect.fail(new EngineUnavailable({ engine: "ansible", message: `${method} ${conn.baseUrl}${path}: ${e.message}` }))),
     Effect.withSpan("Awx.call", { attributes: { method, path } })
   )
 

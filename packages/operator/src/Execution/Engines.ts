@@ -42,7 +42,9 @@ export class Engines extends Effect.Service<Engines>()("@kubemend/operator/Execu
         for (const j of jobs.items) yield* cluster.remove({ apiVersion: "batch/v1", kind: "Job", name: j.metadata.name, namespace: settings.workflowNamespace })
         if (!settings.tektonEnabled) return
         const runs = yield* cluster.list({ apiVersion: "tekton.dev/v1", kind: "PipelineRun", namespace: settings.workflowNamespace, labelSelector: selector })
-        for (const pr of runs.items) yield* cluster.remove({ apiVersion: "tekton.dev/v1", kind: "PipelineRun", name: pr.metadata.name, namespace: settings.workflowNamespace })
+        for (const pr of runs.items) {
+          yield* cluster.remove({ apiVersion: "tekton.dev/v1", kind: "PipelineRun", name: pr.metadata.name, namespace: settings.workflowNamespace })
+        }
       })
 
     return { enabled, byName, removeOrphans } as const

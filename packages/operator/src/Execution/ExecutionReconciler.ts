@@ -39,8 +39,11 @@ export class ExecutionReconciler extends Effect.Service<ExecutionReconciler>()("
 
     const settingsNow = Effect.map(platform.spec, (spec) => applyExecutionSpec(base, spec))
     const timeoutOf = (we: WorkflowExecution) =>
-      Effect.map(platform.current, (lifecycle) =>
-        Option.getOrElse(Option.flatMap(Option.fromNullable(we.spec.executionConfig?.timeout), parseGoDuration), () => lifecycle.timeouts.executing))
+      Effect.map(
+        platform.current,
+        (lifecycle) =>
+          Option.getOrElse(Option.flatMap(Option.fromNullable(we.spec.executionConfig?.timeout), parseGoDuration), () => lifecycle.timeouts.executing)
+      )
 
     const write = (we: WorkflowExecution, status: Record<string, unknown>) => k8s.patchCrStatus("workflowexecutions", we.metadata.name, status)
 
@@ -92,11 +95,25 @@ export class ExecutionReconciler extends Effect.Service<ExecutionReconciler>()("
         const found = yield* Effect.either(storage.getWorkflow(we.spec.workflowRef.workflowId))
         if (Either.isLeft(found)) {
           if (found.left._tag !== "NotFound") return yield* found.left
-          return [yield* fail(we, now, { reason: "ConfigurationError", message: `workflow ${we.spec.workflowRef.workflowId} is not in the catalog`, wasExecutionFailure: false }), undefined] as const
+          return [
+            yield* fail(we, now, {
+              reason: "ConfigurationError",
+              message: `workflow ${we.spec.workflowRef.workflowId} is not in the catalog`,
+              wasExecutionFailure: false
+            }),
+            undefined
+          ] as const
         }
         const workflow: RemediationWorkflow = found.right
         if (workflow.status !== "Active") {
-          return [yield* fail(we, now, { reason: "ConfigurationError", message: `workflow ${workflow.workflowName} ${workflow.version} is ${workflow.status} in the catalog`, wasExecutionFailure: false }), undefined] as const
+          return [
+            yield* fail(we, now, {
+              reason: "ConfigurationError",
+              message: `workflow ${workflow.workflowName} ${workflow.version} is ${workflow.status} in the catalog`,
+              wasExecutionFailure: false
+            }),
+            undefined
+          ] as const
         }
         const engineName = workflow.executionEngine === "" ? "job" : workflow.executionEngine
         const engine = engines.enabled(engineName, settings)
@@ -105,12 +122,17 @@ export class ExecutionReconciler extends Effect.Service<ExecutionReconciler>()("
         }
         const parameters = validateParameters(parameterSchema(workflow.parameters), (we.spec.parameters ?? {}) as Record<string, unknown>)
         if (Either.isLeft(parameters)) {
-          return [yield* fail(we, now, { reason: "ConfigurationError", message: `parameters rejected: ${parameters.left.join("; ")}`, wasExecutionFailure: false }), undefined] as const
+          return [
+            yield* fail(we, now, { reason: "ConfigurationError", message: `parameters rejected: ${parameters.left.join("; ")}`, wasExecutionFailure: false }),
+            undefined
+          ] as const
         }
         const run: Run = { we, workflow, parameters: parameters.right, settings, timeout: yield* timeoutOf(we), apiGroup }
         return yield* startLock.withPermits(1)(Effect.gen(function* () {
           const hold = yield* holdOn(k8s, we, now, settings.cooldownPeriod)
-          const target = describeTarget(Option.getOrElse(Option.fromNullable(yield* targetOfExecution(k8s, we)), () => ({ kind: "?", name: we.spec.targetResource })))
+          const target = describeTarget(
+            Option.getOrElse(Option.fromNullable(yield* targetOfExecution(k8s, we)), () => ({ kind: "?", name: we.spec.targetResource }))
+          )
           if (hold._tag === "Busy") {
             yield* write(we, waiting(we, now, "ResourceBusy", `workflow execution ${hold.by} is running on ${target}`))
             return ["busy", settings.busyRecheck] as const
@@ -127,12 +149,15 @@ export class ExecutionReconciler extends Effect.Service<ExecutionReconciler>()("
             }
             return yield* ref.left
           }
-          yield* write(we, started(we, now, {
-            engine: engine.right.name,
-            ref: ref.right,
-            ...(workflow.serviceAccountName === undefined ? {} : { serviceAccountName: workflow.serviceAccountName }),
-            ...Option.match(hash, { onNone: () => ({}), onSome: (h) => ({ preRemediationSpecHash: h }) })
-          }))
+          yield* write(
+            we,
+            started(we, now, {
+              engine: engine.right.name,
+              ref: ref.right,
+              ...(workflow.serviceAccountName === undefined ? {} : { serviceAccountName: workflow.serviceAccountName }),
+              ...Option.match(hash, { onNone: () => ({}), onSome: (h) => ({ preRemediationSpecHash: h }) })
+            })
+          )
           yield* emit(we, "started", { engine: engine.right.name, execution_ref: ref.right }, now)
           yield* Effect.logInfo(`started ${engine.right.name} ${ref.right} for ${we.metadata.name} on ${target}`)
           return ["started", settings.pollInterval] as const
@@ -152,24 +177,40 @@ export class ExecutionReconciler extends Effect.Service<ExecutionReconciler>()("
           case "Running": {
             if (now < deadline) return ["running", Duration.min(settings.pollInterval, Duration.millis(deadline - now))] as const
             yield* engine.cancel(context, ref)
-            return [yield* fail(we, now, {
-              reason: "DeadlineExceeded",
-              engineReason: "DeadlineExceeded",
-              message: `${engine.name} ${ref} ran past the executing timeout and was stopped`,
-              taskName: ref,
-              wasExecutionFailure: true
-            }), undefined] as const
+            return [
+              yield* fail(we, now, {
+                reason: "DeadlineExceeded",
+                engineReason: "DeadlineExceeded",
+                message: `${engine.name} ${ref} ran past the executing timeout and was stopped`,
+                taskName: ref,
+                wasExecutionFailure: true
+              }),
+              undefined
+            ] as const
           }
           case "Succeeded": {
             const status = succeeded(we, now, seen)
             yield* write(we, status)
-            yield* emit(we, "completed", { engine: engine.name, execution_ref: ref, ...(status.duration === undefined ? {} : { duration: status.duration }) }, now)
+            yield* emit(
+              we,
+              "completed",
+              { engine: engine.name, execution_ref: ref, ...(status.duration === undefined ? {} : { duration: status.duration }) },
+              now
+            )
             return ["completed", undefined] as const
           }
           case "Failed":
             return [yield* fail(we, now, seen), undefined] as const
           case "Gone":
-            return [yield* fail(we, now, { reason: "Unknown", message: `${engine.name} ${ref} was deleted before it finished`, taskName: ref, wasExecutionFailure: true }), undefined] as const
+            return [
+              yield* fail(we, now, {
+                reason: "Unknown",
+                message: `${engine.name} ${ref} was deleted before it finished`,
+                taskName: ref,
+                wasExecutionFailure: true
+              }),
+              undefined
+            ] as const
         }
       })
 

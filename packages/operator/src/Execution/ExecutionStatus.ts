@@ -74,7 +74,9 @@ export const failed = (we: WorkflowExecution, now: number, f: Failure) => {
       failedTaskName: f.taskName ?? "",
       reason: f.reason,
       message: f.message,
-      naturalLanguageSummary: `Workflow ${workflow} on ${we.spec.targetResource} ${f.wasExecutionFailure ? "failed while running" : "did not run"}: ${f.message}`,
+      naturalLanguageSummary: `Workflow ${workflow} on ${we.spec.targetResource} ${
+        f.wasExecutionFailure ? "failed while running" : "did not run"
+      }: ${f.message}`,
       wasExecutionFailure: f.wasExecutionFailure,
       ...(f.exitCode === undefined ? {} : { exitCode: f.exitCode }),
       ...Option.match(took, { onNone: () => ({}), onSome: (d) => ({ executionTimeBeforeFailure: d }) }),

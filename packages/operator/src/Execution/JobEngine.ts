@@ -49,7 +49,10 @@ export const renderJob = (run: Run): KubeObject => {
           ...(wf.serviceAccountName === undefined ? {} : { serviceAccountName: wf.serviceAccountName }),
           containers: [{
             name: workflowContainer,
-            image: pinnedImage(wf.executionBundle ?? run.we.spec.workflowRef.executionBundle ?? "", wf.executionBundleDigest ?? run.we.spec.workflowRef.executionBundleDigest),
+            image: pinnedImage(
+              wf.executionBundle ?? run.we.spec.workflowRef.executionBundle ?? "",
+              wf.executionBundleDigest ?? run.we.spec.workflowRef.executionBundleDigest
+            ),
             env
           }]
         }
@@ -80,11 +83,12 @@ export const makeJobEngine = (cluster: ClusterService, k8s: K8sService): Engine 
   const ref = (run: Pick<RunContext, "settings">, name: string) => ({ apiVersion: "batch/v1", kind: "Job", name, namespace: run.settings.workflowNamespace })
 
   const logTail = (run: RunContext, pod: string) =>
-    k8s.podLog({ namespace: run.settings.workflowNamespace, name: pod, container: workflowContainer, tailLines: run.settings.logTailLines, limitBytes: 16_384 }).pipe(
-      Effect.map((text) => scrubCredentials(text.trimEnd())[0]),
-      Effect.option,
-      Effect.map(Option.getOrUndefined)
-    )
+    k8s.podLog({ namespace: run.settings.workflowNamespace, name: pod, container: workflowContainer, tailLines: run.settings.logTailLines, limitBytes: 16_384 })
+      .pipe(
+        Effect.map((text) => scrubCredentials(text.trimEnd())[0]),
+        Effect.option,
+        Effect.map(Option.getOrUndefined)
+      )
 
   const failedRun = (run: RunContext, name: string, job: KubeObject, pods: ReadonlyArray<KubeObject>) =>
     Effect.gen(function* () {
@@ -120,10 +124,15 @@ export const makeJobEngine = (cluster: ClusterService, k8s: K8sService): Engine 
         const found = yield* cluster.get(ref(run, name))
         if (Option.isNone(found)) return { _tag: "Gone" } satisfies Observation
         const job = found.value
-        const pods = (yield* cluster.list({ apiVersion: "v1", kind: "Pod", namespace: run.settings.workflowNamespace, labelSelector: `job-name=${name}` })).items
+        const pods =
+          (yield* cluster.list({ apiVersion: "v1", kind: "Pod", namespace: run.settings.workflowNamespace, labelSelector: `job-name=${name}` })).items
         const complete = condition(job, "Complete")
         if (complete !== undefined) {
-          return { _tag: "Succeeded", reason: String(complete["reason"] ?? "Completed"), message: String(complete["message"] ?? `job ${name} succeeded`) } satisfies Observation
+          return {
+            _tag: "Succeeded",
+            reason: String(complete["reason"] ?? "Completed"),
+            message: String(complete["message"] ?? `job ${name} succeeded`)
+          } satisfies Observation
         }
         if (condition(job, "Failed") !== undefined) return yield* failedRun(run, name, job, pods)
         for (const pod of pods) {

@@ -29,7 +29,13 @@ export const renderPipelineRun = (run: Run): KubeObject => {
       pipelineRef: {
         resolver: "bundles",
         params: [
-          { name: "bundle", value: pinnedImage(wf.executionBundle ?? run.we.spec.workflowRef.executionBundle ?? "", wf.executionBundleDigest ?? run.we.spec.workflowRef.executionBundleDigest) },
+          {
+            name: "bundle",
+            value: pinnedImage(
+              wf.executionBundle ?? run.we.spec.workflowRef.executionBundle ?? "",
+              wf.executionBundleDigest ?? run.we.spec.workflowRef.executionBundleDigest
+            )
+          },
           { name: "name", value: pipeline },
           { name: "kind", value: "pipeline" }
         ]
@@ -48,7 +54,12 @@ export const renderPipelineRun = (run: Run): KubeObject => {
 type Json = Record<string, any>
 
 export const makeTektonEngine = (cluster: ClusterService): Engine => {
-  const ref = (run: Pick<RunContext, "settings">, name: string) => ({ apiVersion: "tekton.dev/v1", kind: "PipelineRun", name, namespace: run.settings.workflowNamespace })
+  const ref = (run: Pick<RunContext, "settings">, name: string) => ({
+    apiVersion: "tekton.dev/v1",
+    kind: "PipelineRun",
+    name,
+    namespace: run.settings.workflowNamespace
+  })
   return {
     name: "tekton",
     start: (run) => Effect.map(cluster.apply(renderPipelineRun(run)), (pr) => pr.metadata.name),
@@ -61,12 +72,22 @@ export const makeTektonEngine = (cluster: ClusterService): Engine => {
         const message = String(succeeded?.["message"] ?? "")
         const tasks = (status["childReferences"] ?? []) as Array<Json>
         if (succeeded?.["status"] === "True") {
-          return { _tag: "Succeeded", reason, message: message === "" ? `pipelinerun ${name} succeeded` : message, completedTasks: tasks.length, totalTasks: tasks.length }
+          return {
+            _tag: "Succeeded",
+            reason,
+            message: message === "" ? `pipelinerun ${name} succeeded` : message,
+            completedTasks: tasks.length,
+            totalTasks: tasks.length
+          }
         }
         if (succeeded?.["status"] === "False") {
           return {
             _tag: "Failed",
-            reason: reason === "PipelineRunTimeout" ? "DeadlineExceeded" : reason === "CouldntGetPipeline" || reason === "InvalidParamValue" ? "ConfigurationError" : "TaskFailed",
+            reason: reason === "PipelineRunTimeout"
+              ? "DeadlineExceeded"
+              : reason === "CouldntGetPipeline" || reason === "InvalidParamValue"
+              ? "ConfigurationError"
+              : "TaskFailed",
             engineReason: reason,
             message: message === "" ? `pipelinerun ${name} failed (${reason})` : message,
             taskName: name,

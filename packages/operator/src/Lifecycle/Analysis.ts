@@ -34,8 +34,7 @@ export class AnalysisReconciler extends Effect.Service<AnalysisReconciler>()("@k
     const policy = yield* PolicyEngine
     const poll: Reconciled = { requeueAfter: config.pollInterval }
 
-    const patch = (ai: AIAnalysis, status: Record<string, unknown>) =>
-      k8s.patchCrStatus("aianalyses", ai.metadata.name, status)
+    const patch = (ai: AIAnalysis, status: Record<string, unknown>) => k8s.patchCrStatus("aianalyses", ai.metadata.name, status)
 
     const emit = (rr: RemediationRequest, ai: AIAnalysis, type: string, data: Record<string, unknown>, failed = false) =>
       audit.emit({
@@ -88,8 +87,7 @@ export class AnalysisReconciler extends Effect.Service<AnalysisReconciler>()("@k
     /** The agent forgot the session: a new one, unless the regenerations are used up. */
     const regenerate = (rr: RemediationRequest, ai: AIAnalysis, now: number, generation: number) =>
       generation - 1 >= config.maxSessionRegenerations
-        ? fail(rr, ai, now, "APIError", "SessionRegenerationExceeded",
-          `the agent lost the investigation session ${config.maxSessionRegenerations} times`)
+        ? fail(rr, ai, now, "APIError", "SessionRegenerationExceeded", `the agent lost the investigation session ${config.maxSessionRegenerations} times`)
         : Effect.logWarning(`agent session of ${ai.metadata.name} is gone (agent restarted?); regenerating`).pipe(
           Effect.zipRight(submit(rr, ai, now, generation + 1))
         )
@@ -160,7 +158,9 @@ export class AnalysisReconciler extends Effect.Service<AnalysisReconciler>()("@k
           return fail(rr, ai, now, "APIError", "InvestigationFailed", s.error ?? s.progress ?? "the investigation failed")
         case "cancelled":
           return fail(
-            rr, ai, now,
+            rr,
+            ai,
+            now,
             ai.status?.investigationSession?.interactive === true ? "InteractiveCancelled" : "APIError",
             "InvestigationFailed",
             s.error ?? "the investigation session was cancelled"

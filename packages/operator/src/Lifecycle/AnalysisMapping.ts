@@ -11,12 +11,10 @@ import { isInteractive, iso, type RemediationRequest, statusField } from "./Obje
 const priorityBySeverity: Readonly<Record<string, string>> = { critical: "P0", high: "P1", warning: "P2", info: "P3" }
 
 const text = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined)
-const record = (v: unknown): Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {}
+const record = (v: unknown): Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {}
 
 /** Drops undefined values (the status is written as JSON; `exactOptionalPropertyTypes` keeps keys honest). */
-export const compact = <A extends Record<string, unknown>>(o: A): A =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as A
+export const compact = <A extends Record<string, unknown>>(o: A): A => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as A
 
 /** The SignalProcessing's enrichment as the agent's `enrichment_results` (Kubernetes context, business classification). */
 const enrichmentOf = (sp: KubeObject | undefined) => {

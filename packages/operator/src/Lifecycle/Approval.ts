@@ -30,8 +30,7 @@ import { type Env, selectionAudit, transition } from "./Transition.ts"
  * `status.timeRemaining` in whole minutes (whole 10 seconds in the last minute): coarse enough that the refresh,
  * whose write brings the RAR back through the watch, settles instead of writing again at once.
  */
-const timeRemaining = (millis: number) =>
-  millis >= 60_000 ? `${Math.ceil(millis / 60_000)}m` : `${Math.ceil(millis / 10_000) * 10}s`
+const timeRemaining = (millis: number) => millis >= 60_000 ? `${Math.ceil(millis / 60_000)}m` : `${Math.ceil(millis / 10_000) * 10}s`
 
 const levelOf = (confidence: number) => (confidence >= 0.8 ? "high" : confidence >= 0.5 ? "medium" : "low")
 
@@ -117,7 +116,9 @@ export const requestApproval = (env: Env, rr: RemediationRequest, ai: AIAnalysis
         reason: "AwaitingApproval",
         subject: `Approval waiting: ${rr.spec.signalName} (${rr.metadata.name})`,
         body: `Approve or reject ${names.approval(rr.metadata.name)} before ${iso(now + Duration.toMillis(env.config.timeouts.awaitingApproval))}: ` +
-          `${ai.status?.selectedWorkflow?.workflowName ?? ai.status?.selectedWorkflow?.workflowId ?? "the recommended workflow"} on ${target.kind}/${target.name}.`
+          `${
+            ai.status?.selectedWorkflow?.workflowName ?? ai.status?.selectedWorkflow?.workflowId ?? "the recommended workflow"
+          } on ${target.kind}/${target.name}.`
       })
       : undefined
     yield* transition(env, rr, now, "AwaitingApproval", { remediationTarget: target, ...(refs === undefined ? {} : { notificationRequestRefs: refs }) })

@@ -101,8 +101,20 @@ export const enrich = (k8s: K8sService, target: TargetResource, pod?: string) =>
       const owner = (current.metadata.ownerReferences as ReadonlyArray<{ apiVersion?: string; kind?: string; name?: string; controller?: boolean }> | undefined)
         ?.find((r) => r.controller === true && r.kind !== undefined && r.name !== undefined)
       if (owner === undefined) break
-      ownerChain.push({ kind: owner.kind!, name: owner.name!, ...(namespace === undefined ? {} : { namespace }), ...(owner.apiVersion === undefined ? {} : { api_version: owner.apiVersion }) })
-      current = yield* read(k8s.getResource({ kind: owner.kind!, name: owner.name!, namespace: namespace ?? "", ...(owner.apiVersion === undefined ? {} : { apiVersion: owner.apiVersion }) }))
+      ownerChain.push({
+        kind: owner.kind!,
+        name: owner.name!,
+        ...(namespace === undefined ? {} : { namespace }),
+        ...(owner.apiVersion === undefined ? {} : { api_version: owner.apiVersion })
+      })
+      current = yield* read(
+        k8s.getResource({
+          kind: owner.kind!,
+          name: owner.name!,
+          namespace: namespace ?? "",
+          ...(owner.apiVersion === undefined ? {} : { apiVersion: owner.apiVersion })
+        })
+      )
     }
 
     const podLabels = ((workload?.spec as { template?: { metadata?: { labels?: Labels } } } | undefined)?.template?.metadata?.labels) ?? labelsOf(workload)
@@ -123,7 +135,9 @@ export const enrich = (k8s: K8sService, target: TargetResource, pod?: string) =>
     const tool = gitOpsTool(wl, wa) ?? gitOpsTool(labelsOf(nsObject), annotationsOf(nsObject))
     return {
       kubernetesContext: {
-        ...(nsObject === undefined || namespace === undefined ? {} : { namespace: { name: namespace, labels: labelsOf(nsObject), annotations: annotationsOf(nsObject) } }),
+        ...(nsObject === undefined || namespace === undefined
+          ? {}
+          : { namespace: { name: namespace, labels: labelsOf(nsObject), annotations: annotationsOf(nsObject) } }),
         ...(workload === undefined ? {} : { workload: { kind: target.kind, name: target.name, labels: wl, annotations: wa } }),
         ownerChain,
         degradedMode: errors.length > 0

@@ -8,16 +8,7 @@ import { formatTargetResource } from "@kubemend/core/domain/WorkflowExecution"
 import { Duration, Effect, Option } from "effect"
 import type { Reconciled } from "../Controller.ts"
 import { block } from "./Blocking.ts"
-import {
-  childMeta,
-  ensure,
-  iso,
-  load,
-  names,
-  namespaceOf,
-  type RemediationRequest,
-  rrRef
-} from "./Objects.ts"
+import { childMeta, ensure, iso, load, names, namespaceOf, type RemediationRequest, rrRef } from "./Objects.ts"
 import { preExecution, targetOf } from "./Routing.ts"
 import { type Env, transition } from "./Transition.ts"
 

@@ -18,8 +18,7 @@ const childPlurals: ReadonlyArray<CrPlural> = [
   "notificationrequests"
 ]
 
-const ignoreMissing = <E extends { readonly _tag: string }>(e: E) =>
-  e._tag === "K8sNotFound" ? Effect.void : Effect.fail(e)
+const ignoreMissing = <E extends { readonly _tag: string }>(e: E) => e._tag === "K8sNotFound" ? Effect.void : Effect.fail(e)
 
 export const collect = (env: Env, rr: RemediationRequest, now: number, expiry: number) =>
   Effect.gen(function* () {

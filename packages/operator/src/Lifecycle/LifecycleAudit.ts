@@ -55,13 +55,10 @@ export class LifecycleAudit extends Context.Tag("@kubemend/operator/LifecycleAud
       )
   })
 
-  static readonly layerSink = (sink: (event: AuditEventRequest) => Effect.Effect<void>) =>
-    Layer.succeed(LifecycleAudit, LifecycleAudit.fromSink(sink))
+  static readonly layerSink = (sink: (event: AuditEventRequest) => Effect.Effect<void>) => Layer.succeed(LifecycleAudit, LifecycleAudit.fromSink(sink))
 
   /** JSON log lines only (no storage configured). */
-  static readonly layerLog = LifecycleAudit.layerSink((event) =>
-    Effect.logInfo("audit").pipe(Effect.annotateLogs({ audit: event }))
-  )
+  static readonly layerLog = LifecycleAudit.layerSink((event) => Effect.logInfo("audit").pipe(Effect.annotateLogs({ audit: event })))
 
   /** Into core's Audit layer, which the caller provides. */
   static readonly layerAudit = Layer.effect(LifecycleAudit, Effect.map(Audit, (audit) => LifecycleAudit.fromSink(audit.emit)))

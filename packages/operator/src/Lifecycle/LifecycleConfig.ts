@@ -193,8 +193,7 @@ export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleCo
 const d = LifecycleConfig.defaults
 const dur = (name: string, fallback: Duration.Duration) => duration(name).pipe(Config.withDefault(fallback))
 const bool = (name: string, fallback: boolean) => Config.boolean(name).pipe(Config.withDefault(fallback))
-const int = (name: string, min: number, max: number, fallback: number) =>
-  intInRange(name, min, max).pipe(Config.withDefault(fallback))
+const int = (name: string, min: number, max: number, fallback: number) => intInRange(name, min, max).pipe(Config.withDefault(fallback))
 
 /** The CR keeps the threshold a decimal string ("0.8"). */
 const threshold = Config.string("confidenceThreshold").pipe(

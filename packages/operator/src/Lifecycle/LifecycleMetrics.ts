@@ -87,10 +87,8 @@ export class LifecycleMetrics extends Effect.Service<LifecycleMetrics>()("@kubem
     const blockedByNamespace = new Map<string, Set<string>>()
 
     return {
-      transition: (namespace: string, from: string, to: string) =>
-        Effect.sync(() => transitions.inc({ from_phase: from, to_phase: to, namespace })),
-      reconciled: (namespace: string, phase: string, seconds: number) =>
-        Effect.sync(() => duration.observe({ namespace, phase }, seconds)),
+      transition: (namespace: string, from: string, to: string) => Effect.sync(() => transitions.inc({ from_phase: from, to_phase: to, namespace })),
+      reconciled: (namespace: string, phase: string, seconds: number) => Effect.sync(() => duration.observe({ namespace, phase }, seconds)),
       timeout: (namespace: string, phase: string) => Effect.sync(() => timeouts.inc({ phase, namespace })),
       blocked: (namespace: string, reason: string) => Effect.sync(() => blocked.inc({ namespace, reason })),
       /** Whether `rr` is blocked now; keeps the gauge equal to the set's size. */
@@ -102,22 +100,17 @@ export class LifecycleMetrics extends Effect.Service<LifecycleMetrics>()("@kubem
           blockedByNamespace.set(namespace, set)
           currentBlocked.set({ namespace }, set.size)
         }),
-      childCreated: (namespace: string, childType: string) =>
-        Effect.sync(() => children.inc({ child_type: childType, namespace })),
+      childCreated: (namespace: string, childType: string) => Effect.sync(() => children.inc({ child_type: childType, namespace })),
       noAction: (namespace: string, reason: string) => Effect.sync(() => noAction.inc({ reason, namespace })),
-      duplicateSkipped: (namespace: string, reason: string) =>
-        Effect.sync(() => duplicates.inc({ skip_reason: reason, namespace })),
-      approvalDecision: (namespace: string, decision: string) =>
-        Effect.sync(() => approvals.inc({ decision, namespace })),
+      duplicateSkipped: (namespace: string, reason: string) => Effect.sync(() => duplicates.inc({ skip_reason: reason, namespace })),
+      approvalDecision: (namespace: string, decision: string) => Effect.sync(() => approvals.inc({ decision, namespace })),
       analysisCompleted: (signalType: string, score: number, decision: string, environment: string) =>
         Effect.sync(() => {
           confidence.observe({ signal_type: signalType }, score)
           analysisDecisions.inc({ decision, environment })
         }),
-      analysisFailed: (reason: string, subReason: string) =>
-        Effect.sync(() => analysisFailures.inc({ reason, sub_reason: subReason })),
-      regoEvaluation: (outcome: string, degraded: boolean) =>
-        Effect.sync(() => regoEvaluations.inc({ outcome, degraded: String(degraded) })),
+      analysisFailed: (reason: string, subReason: string) => Effect.sync(() => analysisFailures.inc({ reason, sub_reason: subReason })),
+      regoEvaluation: (outcome: string, degraded: boolean) => Effect.sync(() => regoEvaluations.inc({ outcome, degraded: String(degraded) })),
       signalProcessingPhase: (phase: string, result: string, seconds: number) =>
         Effect.sync(() => {
           spProcessed.inc({ phase, result })

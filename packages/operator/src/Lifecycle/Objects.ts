@@ -37,8 +37,7 @@ export const isInteractive = (rr: RemediationRequest, apiGroup: string): boolean
 export const phaseOf = (rr: RemediationRequest): RRPhase => rr.status?.overallPhase ?? "Pending"
 
 /** The RR's namespace (the controller namespace), the `namespace` label of the metrics. */
-export const namespaceOf = (o: { readonly metadata: { readonly namespace?: string | undefined } }, fallback: string) =>
-  o.metadata.namespace ?? fallback
+export const namespaceOf = (o: { readonly metadata: { readonly namespace?: string | undefined } }, fallback: string) => o.metadata.namespace ?? fallback
 
 export const iso = (millis: number) => new Date(millis).toISOString()
 export const nowMillis = Clock.currentTimeMillis

@@ -126,7 +126,9 @@ const signalContextOf = (rr: RemediationRequest, sp: Option.Option<KubeObject>) 
   return {
     environment: text("environment", rr.spec.signalLabels?.["environment"] ?? "unknown"),
     businessPriority: text("priority", rr.spec.signalLabels?.["priority"] ?? priorityBySeverity[severity] ?? "P2"),
-    enrichmentResults: typeof enrichment === "object" && enrichment !== null ? (enrichment as Record<string, unknown>) : { kubernetesContext: { degradedMode: true } }
+    enrichmentResults: typeof enrichment === "object" && enrichment !== null
+      ? (enrichment as Record<string, unknown>)
+      : { kubernetesContext: { degradedMode: true } }
   }
 }
 
@@ -137,9 +139,7 @@ const signalContextOf = (rr: RemediationRequest, sp: Option.Option<KubeObject>) 
 const ensureAnalysis = (env: Env, rr: RemediationRequest) =>
   Effect.gen(function* () {
     const mine = yield* loadAll(env.k8s, "aianalyses", `${rrLabel(env.k8s.apiGroup)}=${rr.metadata.name.slice(0, 63)}`)
-    const open = mine.find((a) =>
-      a.spec.remediationRequestRef.name === rr.metadata.name && a.status?.phase !== "Completed" && a.status?.phase !== "Failed"
-    )
+    const open = mine.find((a) => a.spec.remediationRequestRef.name === rr.metadata.name && a.status?.phase !== "Completed" && a.status?.phase !== "Failed")
     if (open !== undefined) return open.metadata.name
     let attempt = mine.length + 1
     while (mine.some((a) => a.metadata.name === names.aiAnalysis(rr.metadata.name, attempt))) attempt++

@@ -13,8 +13,7 @@ type Json = Record<string, unknown>
 
 const obj = (v: unknown): Json => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : {})
 
-const dur = (v: unknown): Duration.Duration | undefined =>
-  typeof v === "string" ? Option.getOrUndefined(parseGoDuration(v)) : undefined
+const dur = (v: unknown): Duration.Duration | undefined => typeof v === "string" ? Option.getOrUndefined(parseGoDuration(v)) : undefined
 
 const count = (v: unknown): number | undefined => (typeof v === "number" && Number.isInteger(v) && v > 0 ? v : undefined)
 

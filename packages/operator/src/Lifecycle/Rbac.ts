@@ -51,37 +51,95 @@ export const lifecycleRbac = (apiGroup: string = DefaultApiGroup): ReadonlyArray
     },
     cr("aianalyses", ["get", "list", "watch", "create", "delete"], "orchestrator creates one per attempt; analysis controller watches; cascade, GC"),
     status("aianalyses", "analysis controller: session, phase and result; cascade: Failed/ParentCancelled"),
-    cr("remediationapprovalrequests", ["get", "list", "watch", "create", "delete"], "approval: created below the confidence threshold, watched for decisions; GC"),
+    cr(
+      "remediationapprovalrequests",
+      ["get", "list", "watch", "create", "delete"],
+      "approval: created below the confidence threshold, watched for decisions; GC"
+    ),
     status("remediationapprovalrequests", "approval: requiredBy/timeRemaining, Expired decision"),
-    cr("workflowexecutions", ["get", "list", "watch", "create", "delete"], "execution: created when approved, watched for completion; routing (ResourceBusy, RecentlyRemediated); GC"),
+    cr(
+      "workflowexecutions",
+      ["get", "list", "watch", "create", "delete"],
+      "execution: created when approved, watched for completion; routing (ResourceBusy, RecentlyRemediated); GC"
+    ),
     status("workflowexecutions", "workflow execution controller: phase, run, failure details; cascade: Failed"),
     cr("signalprocessings", ["get", "list", "watch", "create", "delete"], "Processing: one per RR, watched by the signal-processing controller; cascade, GC"),
     status("signalprocessings", "signal processing: enrichment and classification; cascade: Failed"),
     { group: "autoscaling", resource: "horizontalpodautoscalers", verbs: ["list"], why: "signal processing: whether an HPA scales the target (hpaEnabled)" },
     { group: "policy", resource: "poddisruptionbudgets", verbs: ["list"], why: "signal processing: whether a PDB protects the target's pods (pdbProtected)" },
     { group: "", resource: "configmaps", verbs: ["get"], why: "policy sync: policy.rego and approval.rego from the ConfigMaps the platform CR names" },
-    cr("effectivenessassessments", ["get", "list", "watch", "create", "delete"], "Verifying: one per executed RR, its verdict read back; the effectiveness monitor watches them; GC"),
+    cr(
+      "effectivenessassessments",
+      ["get", "list", "watch", "create", "delete"],
+      "Verifying: one per executed RR, its verdict read back; the effectiveness monitor watches them; GC"
+    ),
     status("effectivenessassessments", "effectiveness monitor: timeline, component scores, verdict"),
-    cr("notificationrequests", ["get", "list", "watch", "create", "delete"], "escalations, approvals waiting; GC; the notification controller watches and delivers them"),
+    cr(
+      "notificationrequests",
+      ["get", "list", "watch", "create", "delete"],
+      "escalations, approvals waiting; GC; the notification controller watches and delivers them"
+    ),
     status("notificationrequests", "notification controller: phase and per-receiver deliveries"),
     { group: "", resource: "secrets", verbs: ["get"], why: "notification controller: receiver credentials (webhook URLs, routing keys, SMTP login)" },
-    { group: "batch", resource: "jobs", verbs: ["get", "list", "watch", "create", "patch", "delete"], why: "workflow execution: one Job per execution (server-side apply), watched; deleted on cancellation" },
+    {
+      group: "batch",
+      resource: "jobs",
+      verbs: ["get", "list", "watch", "create", "patch", "delete"],
+      why: "workflow execution: one Job per execution (server-side apply), watched; deleted on cancellation"
+    },
     { group: "", resource: "pods", verbs: ["list"], why: "workflow execution: a Job's pods, for the exit code and a failed run's log" },
     { group: "", resource: "pods/log", verbs: ["get"], why: "workflow execution: the redacted log tail of a failed run" },
-    { group: "tekton.dev", resource: "pipelineruns", verbs: ["get", "list", "create", "patch", "delete"], why: "workflow execution (tekton.enabled): one PipelineRun per execution, polled; deleted on cancellation" },
+    {
+      group: "tekton.dev",
+      resource: "pipelineruns",
+      verbs: ["get", "list", "create", "patch", "delete"],
+      why: "workflow execution (tekton.enabled): one PipelineRun per execution, polled; deleted on cancellation"
+    },
     cr("kubemends", ["list"], "platform settings: the CR's remediationOrchestrator/aiAnalysis overrides"),
     ...(["remediationworkflows", "actiontypes"] as const).flatMap((plural): ReadonlyArray<LifecycleAccess> => [
-      { group: apiGroup, resource: plural, verbs: ["get", "list", "watch", "patch"], why: "catalog: watched into the storage catalog; patch adds and removes its finalizer" },
-      { group: apiGroup, resource: `${plural}/status`, verbs: ["patch"], why: "catalog: workflow id, content hash, catalog status and the Registered condition" }
+      {
+        group: apiGroup,
+        resource: plural,
+        verbs: ["get", "list", "watch", "patch"],
+        why: "catalog: watched into the storage catalog; patch adds and removes its finalizer"
+      },
+      {
+        group: apiGroup,
+        resource: `${plural}/status`,
+        verbs: ["patch"],
+        why: "catalog: workflow id, content hash, catalog status and the Registered condition"
+      }
     ]),
-    { group: "coordination.k8s.io", resource: "leases", verbs: ["get", "create", "update", "delete"], why: "leader election: the operator's Lease (acquire, renew, release on shutdown)" },
-    { group: "", resource: "namespaces", verbs: ["get"], why: "routing: the target namespace's managed label (UnmanagedResource); signal processing: its labels" },
+    {
+      group: "coordination.k8s.io",
+      resource: "leases",
+      verbs: ["get", "create", "update", "delete"],
+      why: "leader election: the operator's Lease (acquire, renew, release on shutdown)"
+    },
+    {
+      group: "",
+      resource: "namespaces",
+      verbs: ["get"],
+      why: "routing: the target namespace's managed label (UnmanagedResource); signal processing: its labels"
+    },
     { group: "", resource: "nodes", verbs: ["get"], why: "effectiveness monitor: a Node target's Ready condition (health component)" },
     ...managedTargetResources.flatMap(({ group, resources }) =>
       resources.map((resource): LifecycleAccess =>
         group === "" && resource === "pods"
-          ? { group, resource, verbs: ["get", "list"], why: "routing: a Pod target's managed label; signal processing: owner chain; effectiveness monitor: a workload's pods (health)" }
-          : { group, resource, verbs: ["get"], why: "routing: the target's own managed label when its namespace has none; signal processing: workload and owner chain; effectiveness monitor: its spec hash" })
+          ? {
+            group,
+            resource,
+            verbs: ["get", "list"],
+            why: "routing: a Pod target's managed label; signal processing: owner chain; effectiveness monitor: a workload's pods (health)"
+          }
+          : {
+            group,
+            resource,
+            verbs: ["get"],
+            why:
+              "routing: the target's own managed label when its namespace has none; signal processing: workload and owner chain; effectiveness monitor: its spec hash"
+          }
+      )
     )
   ]
 }

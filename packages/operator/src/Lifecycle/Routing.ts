@@ -46,8 +46,7 @@ const isFailure = (rr: RemediationRequest) => {
 }
 /** Failure phase names of a failed workflow: ours, and the original's and the demo data's spellings. */
 const workflowPhases = new Set(["WorkflowExecution", "Execution", "Executing", "Running"])
-const isWorkflowFailure = (rr: RemediationRequest) =>
-  workflowPhases.has(rr.status?.failurePhase ?? "") || rr.status?.timeoutPhase === "Running"
+const isWorkflowFailure = (rr: RemediationRequest) => workflowPhases.has(rr.status?.failurePhase ?? "") || rr.status?.timeoutPhase === "Running"
 
 /** Finished RRs on the same fingerprint, newest first; cancelled and skipped ones say nothing about the signal. */
 export const history = (rr: RemediationRequest, all: ReadonlyArray<RemediationRequest>) =>

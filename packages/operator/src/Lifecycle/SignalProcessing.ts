@@ -90,7 +90,11 @@ export class SignalProcessingReconciler extends Effect.Service<SignalProcessingR
           startTime: iso(started),
           completedAt: iso(classified)
         })
-        yield* metrics.signalProcessingPhase("Completed", c.degraded || enrichment.kubernetesContext.degradedMode ? "degraded" : "success", seconds(started, classified))
+        yield* metrics.signalProcessingPhase(
+          "Completed",
+          c.degraded || enrichment.kubernetesContext.degradedMode ? "degraded" : "success",
+          seconds(started, classified)
+        )
         yield* audit.emit({
           type: "signalprocessing.processing.completed",
           category: "signalprocessing",

@@ -25,16 +25,55 @@ export interface SignalTemplate {
 
 /** One turn of the rotation; `null` repeats the previous signal (a duplicate). */
 export const rotation: ReadonlyArray<SignalTemplate | null> = [
-  { slug: "recommendations-crashloop", signalName: "KubePodCrashLooping", severity: "critical", kind: "Deployment", name: "recommendations", managed: true, description: "recommendations pods restart repeatedly (OOMKilled)" },
-  { slug: "cart-latency", signalName: "HighLatencyP99", severity: "warning", kind: "Deployment", name: "cart", managed: true, description: "cart p99 latency above 2s for 10 minutes" },
+  {
+    slug: "recommendations-crashloop",
+    signalName: "KubePodCrashLooping",
+    severity: "critical",
+    kind: "Deployment",
+    name: "recommendations",
+    managed: true,
+    description: "recommendations pods restart repeatedly (OOMKilled)"
+  },
+  {
+    slug: "cart-latency",
+    signalName: "HighLatencyP99",
+    severity: "warning",
+    kind: "Deployment",
+    name: "cart",
+    managed: true,
+    description: "cart p99 latency above 2s for 10 minutes"
+  },
   null,
-  { slug: "search-replicas", signalName: "KubeDeploymentReplicasMismatch", severity: "high", kind: "Deployment", name: "search", managed: true, description: "search has 1 of 3 replicas available" },
-  { slug: "reports-failing", signalName: "KubeJobFailed", severity: "warning", kind: "CronJob", name: "report-generator", managed: false, description: "nightly report job failed 3 times" },
-  { slug: "payments-disk", signalName: "PersistentVolumeFillingUp", severity: "high", kind: "StatefulSet", name: "payments-db", managed: true, description: "payments-db volume 92% full" }
+  {
+    slug: "search-replicas",
+    signalName: "KubeDeploymentReplicasMismatch",
+    severity: "high",
+    kind: "Deployment",
+    name: "search",
+    managed: true,
+    description: "search has 1 of 3 replicas available"
+  },
+  {
+    slug: "reports-failing",
+    signalName: "KubeJobFailed",
+    severity: "warning",
+    kind: "CronJob",
+    name: "report-generator",
+    managed: false,
+    description: "nightly report job failed 3 times"
+  },
+  {
+    slug: "payments-disk",
+    signalName: "PersistentVolumeFillingUp",
+    severity: "high",
+    kind: "StatefulSet",
+    name: "payments-db",
+    managed: true,
+    description: "payments-db volume 92% full"
+  }
 ]
 
-const fingerprint = (t: SignalTemplate, namespace: string) =>
-  createHash("sha256").update(`${t.signalName}/${namespace}/${t.kind}/${t.name}`).digest("hex")
+const fingerprint = (t: SignalTemplate, namespace: string) => createHash("sha256").update(`${t.signalName}/${namespace}/${t.kind}/${t.name}`).digest("hex")
 
 /** The template of the `n`-th signal (0-based) and whether it is a duplicate. */
 export const signalAt = (n: number): { readonly template: SignalTemplate; readonly duplicate: boolean } => {

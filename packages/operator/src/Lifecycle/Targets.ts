@@ -21,8 +21,7 @@ export class ManagedTargets extends Context.Tag("@kubemend/operator/ManagedTarge
   static readonly make = (namespaceLabels: NamespaceLabels) =>
     Effect.map(K8s, (k8s): ManagedTargetsShape => {
       const label = managedLabel(k8s.apiGroup)
-      const marked = (labels: Option.Option<Readonly<Record<string, string>>>) =>
-        Option.exists(labels, (l) => l[label] === "true")
+      const marked = (labels: Option.Option<Readonly<Record<string, string>>>) => Option.exists(labels, (l) => l[label] === "true")
       const resourceLabels = (t: TargetResource & { readonly namespace: string }) =>
         k8s.getResource({
           kind: t.kind,
@@ -52,8 +51,7 @@ export class ManagedTargets extends Context.Tag("@kubemend/operator/ManagedTarge
       }
     })
 
-  static readonly layerWith = (namespaceLabels: NamespaceLabels) =>
-    Layer.effect(ManagedTargets, ManagedTargets.make(namespaceLabels))
+  static readonly layerWith = (namespaceLabels: NamespaceLabels) => Layer.effect(ManagedTargets, ManagedTargets.make(namespaceLabels))
 
   /** Namespaces read through the operator's Cluster service. */
   static readonly layerCluster = Layer.effect(

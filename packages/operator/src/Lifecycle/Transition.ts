@@ -114,8 +114,7 @@ const auditTerminal = (env: Env, rr: RemediationRequest, from: RRPhase, to: RRPh
 }
 
 /** Writes status fields without a phase change (same staleness guard is not needed: no phase is decided). */
-export const patchStatus = (env: Env, rr: RemediationRequest, fields: StatusPatch) =>
-  env.k8s.patchCrStatus("remediationrequests", rr.metadata.name, fields)
+export const patchStatus = (env: Env, rr: RemediationRequest, fields: StatusPatch) => env.k8s.patchCrStatus("remediationrequests", rr.metadata.name, fields)
 
 /** The workflow chosen for the RR (storage rebuilds `selectedWorkflowRef` from it). */
 export const selectionAudit = (

@@ -68,10 +68,28 @@ const finish = (env: Env, rr: RemediationRequest, now: number, verdict: NonNulla
         const past = history(rr, yield* loadAll(env.k8s, "remediationrequests"))
         const chain = 1 + chainLength(past, yield* loadVerdicts(env.k8s), now - Duration.toMillis(r.ineffectiveTimeWindow))
         const escalate = chain >= r.ineffectiveChainThreshold
-        const message = `${what} was not effective (${detail})${escalate ? `; ${chain} ineffective remediations of this signal, escalated to manual review` : ""}`
-        const refs = yield* notify(env, rr, now, escalate
-          ? { kind: "ineffective-chain", reason: "IneffectiveChain", subject: `Remediations of ${rr.spec.signalName} are not effective (${rr.metadata.name})`, body: message }
-          : { kind: "ineffective", type: "ineffective", reason: "IneffectiveRemediation", subject: `Remediation not effective: ${rr.spec.signalName} (${rr.metadata.name})`, body: message })
+        const message = `${what} was not effective (${detail})${
+          escalate ? `; ${chain} ineffective remediations of this signal, escalated to manual review` : ""
+        }`
+        const refs = yield* notify(
+          env,
+          rr,
+          now,
+          escalate
+            ? {
+              kind: "ineffective-chain",
+              reason: "IneffectiveChain",
+              subject: `Remediations of ${rr.spec.signalName} are not effective (${rr.metadata.name})`,
+              body: message
+            }
+            : {
+              kind: "ineffective",
+              type: "ineffective",
+              reason: "IneffectiveRemediation",
+              subject: `Remediation not effective: ${rr.spec.signalName} (${rr.metadata.name})`,
+              body: message
+            }
+        )
         return yield* transition(env, rr, now, "Completed", {
           outcome: escalate ? "ManualReviewRequired" : "Inconclusive",
           message: message.slice(0, 1024),

@@ -42,7 +42,9 @@ export const messageOf = (nr: KubeObject): Message => {
   }
 }
 
-const targetText = (m: Message) => (m.target === undefined ? "" : `${m.target.kind}/${m.target.name}${m.target.namespace === undefined ? "" : ` in ${m.target.namespace}`}`)
+const targetText = (
+  m: Message
+) => (m.target === undefined ? "" : `${m.target.kind}/${m.target.name}${m.target.namespace === undefined ? "" : ` in ${m.target.namespace}`}`)
 
 /** Slack incoming-webhook body: `text` for notifications and clients without blocks, blocks for the channel. */
 export const slackPayload = (m: Message) => ({
@@ -76,7 +78,11 @@ export const pagerDutyPayload = (m: Message, routingKey: string) => ({
     ...(m.target?.namespace === undefined ? {} : { group: m.target.namespace }),
     class: m.type,
     ...(m.requestedAt === undefined ? {} : { timestamp: m.requestedAt }),
-    custom_details: { body: m.body, ...(m.reason === undefined ? {} : { reason: m.reason }), ...(m.remediationRequest === undefined ? {} : { remediationRequest: m.remediationRequest }) }
+    custom_details: {
+      body: m.body,
+      ...(m.reason === undefined ? {} : { reason: m.reason }),
+      ...(m.remediationRequest === undefined ? {} : { remediationRequest: m.remediationRequest })
+    }
   }
 })
 
@@ -100,7 +106,8 @@ const post = (url: string, body: unknown, headers: Record<string, string>, timeo
     Effect.flatMap(({ answer, status }) =>
       status >= 200 && status < 300
         ? Effect.void
-        : Effect.fail(new DeliveryFailed({ retryable: transient(status), detail: `HTTP ${status}${answer === "" ? "" : `: ${answer}`}` })))
+        : Effect.fail(new DeliveryFailed({ retryable: transient(status), detail: `HTTP ${status}${answer === "" ? "" : `: ${answer}`}` }))
+    )
   )
 
 /** Credentials a receiver needs, already read from its Secrets. */
@@ -115,8 +122,12 @@ const sendMail = (r: Extract<Receiver, { channel: "email" }>, m: Message, c: Cre
     try: async () => {
       const ms = Duration.toMillis(timeout)
       const transport = Nodemailer.createTransport({
-        host: r.host, port: r.port, secure: r.secure,
-        connectionTimeout: ms, greetingTimeout: ms, socketTimeout: ms,
+        host: r.host,
+        port: r.port,
+        secure: r.secure,
+        connectionTimeout: ms,
+        greetingTimeout: ms,
+        socketTimeout: ms,
         ...(c.username === undefined ? {} : { auth: { user: c.username, pass: c.password ?? "" } })
       })
       try {
@@ -124,7 +135,14 @@ const sendMail = (r: Extract<Receiver, { channel: "email" }>, m: Message, c: Cre
           from: r.from,
           to: [...r.to],
           subject: m.subject,
-          text: [m.body, "", `type: ${m.type}`, `priority: ${m.priority}`, m.remediationRequest === undefined ? "" : `remediation request: ${m.remediationRequest}`, targetText(m) === "" ? "" : `target: ${targetText(m)}`].filter((l, i) => i < 2 || l !== "").join("\n"),
+          text: [
+            m.body,
+            "",
+            `type: ${m.type}`,
+            `priority: ${m.priority}`,
+            m.remediationRequest === undefined ? "" : `remediation request: ${m.remediationRequest}`,
+            targetText(m) === "" ? "" : `target: ${targetText(m)}`
+          ].filter((l, i) => i < 2 || l !== "").join("\n"),
           headers: { "X-Kubemend-Notification": m.name }
         })
       } finally {

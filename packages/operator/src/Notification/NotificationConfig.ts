@@ -80,18 +80,22 @@ const receiver: Config.Config<Receiver> = Config.all({
   name: Config.string("name"),
   slack: Config.option(secretRef("webhookUrl").pipe(Config.nested("slack"))),
   webhook: Config.option(Config.all({ url: Config.string("url"), hmacSecret: Config.option(secretRef("hmacSecret")) }).pipe(Config.nested("webhook"))),
-  pagerduty: Config.option(Config.all({
-    routingKey: secretRef("routingKey"),
-    url: Config.string("url").pipe(Config.withDefault("https://events.pagerduty.com/v2/enqueue"))
-  }).pipe(Config.nested("pagerduty"))),
-  email: Config.option(Config.all({
-    host: Config.string("host"),
-    port: Config.integer("port").pipe(Config.withDefault(587)),
-    secure: Config.boolean("secure").pipe(Config.withDefault(false)),
-    from: Config.string("from"),
-    to: Config.array(Config.string(), "to"),
-    authSecret: Config.option(Config.string("authSecret"))
-  }).pipe(Config.nested("email")))
+  pagerduty: Config.option(
+    Config.all({
+      routingKey: secretRef("routingKey"),
+      url: Config.string("url").pipe(Config.withDefault("https://events.pagerduty.com/v2/enqueue"))
+    }).pipe(Config.nested("pagerduty"))
+  ),
+  email: Config.option(
+    Config.all({
+      host: Config.string("host"),
+      port: Config.integer("port").pipe(Config.withDefault(587)),
+      secure: Config.boolean("secure").pipe(Config.withDefault(false)),
+      from: Config.string("from"),
+      to: Config.array(Config.string(), "to"),
+      authSecret: Config.option(Config.string("authSecret"))
+    }).pipe(Config.nested("email"))
+  )
 }).pipe(
   Config.mapOrFail((c): Either.Either<Receiver, ConfigError.ConfigError> => {
     const name = c.name

@@ -19,7 +19,11 @@ export class NotificationMetrics extends Effect.Service<NotificationMetrics>()("
     })
     const retries = m.counter({ name: `${p}delivery_retries_total`, help: "Deliveries scheduled for another attempt", labelNames: ["channel"] })
     const breaker = m.gauge({ name: `${p}channel_circuit_breaker_state`, help: "Channel breaker: 0 closed, 1 open, 2 half-open", labelNames: ["channel"] })
-    const health = m.gauge({ name: `${p}channel_health_score`, help: "Share of the channel's last 20 deliveries that were sent (0-100)", labelNames: ["channel"] })
+    const health = m.gauge({
+      name: `${p}channel_health_score`,
+      help: "Share of the channel's last 20 deliveries that were sent (0-100)",
+      labelNames: ["channel"]
+    })
     const phases = new Map<string, string>()
 
     return {

@@ -103,8 +103,7 @@ export class NotificationReconciler extends Effect.Service<NotificationReconcile
           }).pipe(Effect.catchAll((e) => e._tag === "Conflict" ? Effect.void : Effect.logWarning("notification audit record not written", e)))
       })
 
-    const backoff = (attempts: number) =>
-      Duration.min(Duration.times(config.backoffBase, 2 ** Math.max(0, attempts - 1)), config.backoffMax)
+    const backoff = (attempts: number) => Duration.min(Duration.times(config.backoffBase, 2 ** Math.max(0, attempts - 1)), config.backoffMax)
 
     /** One receiver's turn: skipped until due, held by an open breaker, or one attempt. */
     const step = (nr: KubeObject, m: Message, r: Receiver, d: Delivery, now: number) =>
@@ -138,7 +137,14 @@ export class NotificationReconciler extends Effect.Service<NotificationReconcile
         const { detail, retryable } = outcome.left
         if (retryable && attempts < config.maxAttempts) {
           yield* metrics.retry(r.channel)
-          return { ...rest, status: "Retrying", attempts, lastAttemptAt: at, nextAttemptAt: new Date(now + Duration.toMillis(backoff(attempts))).toISOString(), lastError: detail } satisfies Delivery
+          return {
+            ...rest,
+            status: "Retrying",
+            attempts,
+            lastAttemptAt: at,
+            nextAttemptAt: new Date(now + Duration.toMillis(backoff(attempts))).toISOString(),
+            lastError: detail
+          } satisfies Delivery
         }
         const failed: Delivery = { ...rest, status: "Failed", attempts, lastAttemptAt: at, lastError: detail }
         yield* audit(nr, m, r, failed)
@@ -165,7 +171,8 @@ export class NotificationReconciler extends Effect.Service<NotificationReconcile
       const now = yield* Clock.currentTimeMillis
       if (receivers.length === 0) {
         yield* k8s.patchCrStatus("notificationrequests", name, {
-          phase: "Failed", message: `no receiver is routed for type ${m.type} and priority ${m.priority}`
+          phase: "Failed",
+          message: `no receiver is routed for type ${m.type} and priority ${m.priority}`
         })
         yield* metrics.phase(name, "Failed")
         return {} satisfies Reconciled
@@ -175,8 +182,11 @@ export class NotificationReconciler extends Effect.Service<NotificationReconcile
       }
       const previous = new Map((status.deliveries ?? []).map((d) => [d.receiver, d]))
       // 3. One step per receiver, side by side (a slow SMTP server does not hold up Slack).
-      const deliveries = yield* Effect.forEach(receivers, (r) =>
-        step(nr, m, r, previous.get(r.name) ?? { receiver: r.name, channel: r.channel, status: "Pending", attempts: 0 }, now), { concurrency: "unbounded" })
+      const deliveries = yield* Effect.forEach(
+        receivers,
+        (r) => step(nr, m, r, previous.get(r.name) ?? { receiver: r.name, channel: r.channel, status: "Pending", attempts: 0 }, now),
+        { concurrency: "unbounded" }
+      )
       // 4. The phase the deliveries add up to.
       const phase = phaseOf(deliveries)
       const sent = deliveries.filter((d) => d.status === "Sent").length

@@ -99,17 +99,31 @@ export const prune = (
 
 /** The owned cluster-scoped RBAC of one platform, found by its owner labels. */
 export const ownedClusterRbac = (cluster: ClusterService, owner: { readonly apiGroup: string; readonly namespace: string; readonly name: string }) =>
-  snapshot(cluster, (["ClusterRole", "ClusterRoleBinding"] as const).map((kind) => ({
-    apiVersion: "rbac.authorization.k8s.io/v1", kind, labelSelector: ownerSelector(owner.apiGroup, owner.namespace, owner.name)
-  })))
+  snapshot(
+    cluster,
+    (["ClusterRole", "ClusterRoleBinding"] as const).map((kind) => ({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind,
+      labelSelector: ownerSelector(owner.apiGroup, owner.namespace, owner.name)
+    }))
+  )
 
 /** Deletes namespaced objects by name when they exist and are ours (disabled console, network policies). */
-export const removeOwned = (cluster: ClusterService, cr: KubeObject, refs: ReadonlyArray<ObjectRef>, snap: Snapshot,
-  labels: Readonly<Record<string, string>>) =>
-  Effect.forEach(refs.filter((ref) => {
-    const live = snap.get(ref)
-    return live !== undefined && ownedBy(live, cr, labels)
-  }), (ref) => cluster.remove(ref), { discard: true, concurrency: applyConcurrency })
+export const removeOwned = (
+  cluster: ClusterService,
+  cr: KubeObject,
+  refs: ReadonlyArray<ObjectRef>,
+  snap: Snapshot,
+  labels: Readonly<Record<string, string>>
+) =>
+  Effect.forEach(
+    refs.filter((ref) => {
+      const live = snap.get(ref)
+      return live !== undefined && ownedBy(live, cr, labels)
+    }),
+    (ref) => cluster.remove(ref),
+    { discard: true, concurrency: applyConcurrency }
+  )
 
 /** A Warning (or Normal) event on the platform CR. Failing to record it never fails the reconcile. */
 export const recordEvent = (cluster: ClusterService, cr: KubeObject, type: "Normal" | "Warning", reason: string, message: string) =>
@@ -121,7 +135,11 @@ export const recordEvent = (cluster: ClusterService, cr: KubeObject, type: "Norm
       kind: "Event",
       metadata: { name: `${cr.metadata.name}.${id}`, namespace: cr.metadata.namespace ?? "" },
       involvedObject: {
-        apiVersion: cr.apiVersion, kind: cr.kind, name: cr.metadata.name, namespace: cr.metadata.namespace, uid: cr.metadata.uid
+        apiVersion: cr.apiVersion,
+        kind: cr.kind,
+        name: cr.metadata.name,
+        namespace: cr.metadata.namespace,
+        uid: cr.metadata.uid
       },
       type,
       reason,

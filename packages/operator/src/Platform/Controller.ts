@@ -31,7 +31,8 @@ export const PlatformControllerLive = Layer.scopedDiscard(
       yield* readiness.value.register(
         "informer",
         Effect.zipWith(leading, Deferred.isDone(synced), (lead, done) => !lead || done).pipe(
-          Effect.filterOrFail((ready) => ready, () => "platform CRs not listed yet"))
+          Effect.filterOrFail((ready) => ready, () => "platform CRs not listed yet")
+        )
       )
     }
     yield* whenLeading(runPlatformController(synced))
@@ -51,18 +52,21 @@ const runPlatformController = (synced: Deferred.Deferred<void>) =>
       backoffMax: config.backoffMax,
       observer: metrics.observer
     })
-    yield* Effect.forkScoped(runInformer({
-      source: collectionSource(cluster, {
-        apiVersion: `${config.apiGroup}/${CrVersion}`,
-        kind: PlatformKind,
-        ...Option.match(config.watchNamespace, { onNone: () => ({}), onSome: (namespace) => ({ namespace }) })
-      }, config.watchTimeout),
-      onKey: queue.add,
-      relevant: specOrDeletionChanged,
-      backoffMax: config.watchBackoffMax,
-      synced
-    }).pipe(Effect.annotateLogs("controller", controllerName)))
+    yield* Effect.forkScoped(
+      runInformer({
+        source: collectionSource(cluster, {
+          apiVersion: `${config.apiGroup}/${CrVersion}`,
+          kind: PlatformKind,
+          ...Option.match(config.watchNamespace, { onNone: () => ({}), onSome: (namespace) => ({ namespace }) })
+        }, config.watchTimeout),
+        onKey: queue.add,
+        relevant: specOrDeletionChanged,
+        backoffMax: config.watchBackoffMax,
+        synced
+      }).pipe(Effect.annotateLogs("controller", controllerName))
+    )
     yield* runWorkers({ name: controllerName, workers: config.workers, queue, reconcile: reconciler.reconcile })
     yield* Effect.logInfo("platform controller started").pipe(
-      Effect.annotateLogs({ controller: controllerName, workers: config.workers }))
+      Effect.annotateLogs({ controller: controllerName, workers: config.workers })
+    )
   })

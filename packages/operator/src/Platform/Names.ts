@@ -84,5 +84,4 @@ export const ownerReference = (cr: KubeObject) => ({
 })
 
 /** In-cluster base URL of a service: HTTPS, with a certificate from the platform's issuer (`ServingCerts.ts`). */
-export const serviceUrl = (svc: ServiceName, namespace: string): string =>
-  `https://${workloadName(svc)}.${namespace}.svc:${apiPorts[svc]}`
+export const serviceUrl = (svc: ServiceName, namespace: string): string => `https://${workloadName(svc)}.${namespace}.svc:${apiPorts[svc]}`

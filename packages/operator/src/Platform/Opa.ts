@@ -48,7 +48,14 @@ export const renderOpa = (spec: PlatformSpec, ctx: { readonly cr: KubeObject; re
               name: "opa",
               image: spec.image.overrides?.["opa"] ?? opaImage,
               imagePullPolicy: spec.image.pullPolicy,
-              args: ["run", "--server", `--addr=0.0.0.0:${opaPort}`, `--diagnostic-addr=0.0.0.0:${opaDiagnosticPort}`, "--log-format=json", "--disable-telemetry"],
+              args: [
+                "run",
+                "--server",
+                `--addr=0.0.0.0:${opaPort}`,
+                `--diagnostic-addr=0.0.0.0:${opaDiagnosticPort}`,
+                "--log-format=json",
+                "--disable-telemetry"
+              ],
               ports: [
                 { name: "http", containerPort: opaPort, protocol: "TCP" },
                 { name: "diagnostic", containerPort: opaDiagnosticPort, protocol: "TCP" }

@@ -22,8 +22,12 @@ export interface RbacContext {
   readonly operator: { readonly namespace: string; readonly name: string }
 }
 
-const rule = (apiGroups: ReadonlyArray<string>, resources: ReadonlyArray<string>, verbs: ReadonlyArray<string>,
-  resourceNames?: ReadonlyArray<string>): PolicyRule => ({ apiGroups, resources, verbs, ...(resourceNames ? { resourceNames } : {}) })
+const rule = (
+  apiGroups: ReadonlyArray<string>,
+  resources: ReadonlyArray<string>,
+  verbs: ReadonlyArray<string>,
+  resourceNames?: ReadonlyArray<string>
+): PolicyRule => ({ apiGroups, resources, verbs, ...(resourceNames ? { resourceNames } : {}) })
 
 const read = ["get", "list", "watch"]
 const write = ["get", "list", "watch", "create", "update", "patch", "delete"]
@@ -47,9 +51,17 @@ const baselineRules = (g: string): ReadonlyArray<readonly [string, ReadonlyArray
   ]],
   ["signalprocessing-controller", [rule([g], ["signalprocessings", "signalprocessings/status"], write), rule(["", "apps"], ["*"], read), events]],
   ["remediationorchestrator-controller", [
-    rule([g], ["remediationrequests", "remediationrequests/status", "remediationapprovalrequests",
-      "remediationapprovalrequests/status", "aianalyses", "signalprocessings", "workflowexecutions",
-      "effectivenessassessments", "notificationrequests"], write),
+    rule([g], [
+      "remediationrequests",
+      "remediationrequests/status",
+      "remediationapprovalrequests",
+      "remediationapprovalrequests/status",
+      "aianalyses",
+      "signalprocessings",
+      "workflowexecutions",
+      "effectivenessassessments",
+      "notificationrequests"
+    ], write),
     rule([""], ["namespaces"], read),
     events
   ]],
@@ -57,7 +69,9 @@ const baselineRules = (g: string): ReadonlyArray<readonly [string, ReadonlyArray
   ["workflow-runner", [rule(["", "apps", "batch", "autoscaling", "policy"], ["*"], ["get", "list", "watch", "patch", "update"])]],
   ["effectivenessmonitor-controller", [
     rule([g], ["effectivenessassessments", "effectivenessassessments/status"], write),
-    rule([g], ["remediationrequests"], read), rule(["", "apps"], ["*"], read), events
+    rule([g], ["remediationrequests"], read),
+    rule(["", "apps"], ["*"], read),
+    events
   ]],
   ["notification-controller", [rule([g], ["notificationrequests", "notificationrequests/status"], write), events]],
   ["storage-auth-middleware", reviews],
@@ -71,8 +85,13 @@ const baselineRules = (g: string): ReadonlyArray<readonly [string, ReadonlyArray
     ...reviews
   ]],
   ["gateway", [
-    rule([g], ["remediationrequests", "remediationrequests/status", "remediationapprovalrequests",
-      "remediationapprovalrequests/status", "investigationsessions"], write),
+    rule([g], [
+      "remediationrequests",
+      "remediationrequests/status",
+      "remediationapprovalrequests",
+      "remediationapprovalrequests/status",
+      "investigationsessions"
+    ], write),
     rule([g], ["*"], read),
     rule(["", "apps", "batch", "networking.k8s.io"], ["*"], read),
     rule(["coordination.k8s.io"], ["leases"], read),
@@ -81,8 +100,10 @@ const baselineRules = (g: string): ReadonlyArray<readonly [string, ReadonlyArray
 ]
 
 const monitoringRules: ReadonlyArray<readonly [string, ReadonlyArray<PolicyRule>]> = [
-  ["alertmanager-view", [rule(["monitoring.coreos.com"], ["alertmanagers", "prometheuses"], ["get"]),
-    rule(["monitoring.coreos.com"], ["alertmanagers/api", "prometheuses/api"], ["get", "create"])]],
+  ["alertmanager-view", [
+    rule(["monitoring.coreos.com"], ["alertmanagers", "prometheuses"], ["get"]),
+    rule(["monitoring.coreos.com"], ["alertmanagers/api", "prometheuses/api"], ["get", "create"])
+  ]],
   ["gateway-signal-source", [rule([""], ["services"], ["get", "create"], [workloadName("signals")])]]
 ]
 
@@ -120,7 +141,10 @@ export const renderClusterRbac = (spec: PlatformSpec, ctx: RbacContext): Rendere
   const labels = (set: RbacSet) => ({ ...ownerLabels(ctx.apiGroup, ctx.namespace, ctx.name), [rbacSetLabel(ctx.apiGroup)]: set })
   const prefixed = (base: string) => `${ctx.namespace}-${base}`
   const role = (name: string, rules: ReadonlyArray<PolicyRule>, set: RbacSet): KubeObject => ({
-    apiVersion: rbacApi, kind: "ClusterRole", metadata: { name, labels: labels(set) }, rules
+    apiVersion: rbacApi,
+    kind: "ClusterRole",
+    metadata: { name, labels: labels(set) },
+    rules
   })
   const binding = (name: string, roleName: string, subjects: ReadonlyArray<object>): KubeObject => ({
     apiVersion: rbacApi,
@@ -155,11 +179,20 @@ export const renderClusterRbac = (spec: PlatformSpec, ctx: RbacContext): Rendere
     ...(spec.monitoring.enabled ? monitoringRules.map(([base, rules]) => role(prefixed(base), rules, "monitoring")) : []),
     ...personaRbac.clusterRoles.map((r) => role(prefixed(r.metadata.name), r.rules, r.metadata.name.startsWith("tool-") ? "tool" : "console")),
     ...(spec.ansible.enabled
-      ? [role(prefixed("workflow-automation"), [
-        rule([ctx.apiGroup], ["workflowexecutions", "workflowexecutions/status"], ["get", "list", "watch", "patch", "update"]),
-        rule([""], ["secrets"], ["get"], [spec.ansible.tokenSecretRef?.name, spec.ansible.caCertSecretRef?.name]
-          .filter((n): n is string => n !== undefined))
-      ].filter((r) => r.resourceNames === undefined || r.resourceNames.length > 0), "automation")]
+      ? [role(
+        prefixed("workflow-automation"),
+        [
+          rule([ctx.apiGroup], ["workflowexecutions", "workflowexecutions/status"], ["get", "list", "watch", "patch", "update"]),
+          rule(
+            [""],
+            ["secrets"],
+            ["get"],
+            [spec.ansible.tokenSecretRef?.name, spec.ansible.caCertSecretRef?.name]
+              .filter((n): n is string => n !== undefined)
+          )
+        ].filter((r) => r.resourceNames === undefined || r.resourceNames.length > 0),
+        "automation"
+      )]
       : [])
   ]
   const clusterRoleBindings = [
@@ -172,7 +205,8 @@ export const renderClusterRbac = (spec: PlatformSpec, ctx: RbacContext): Rendere
   const roleBindings = [
     ...clientBindings.map(([base, svc]) => roleBinding(`${base}-${svc}`, prefixed(base), [sa(svc)])),
     ...(["storage-client", "agent-client"] as const).map((base) =>
-      roleBinding(`${base}-operator`, prefixed(base), [{ kind: "ServiceAccount", ...ctx.operator }]))
+      roleBinding(`${base}-operator`, prefixed(base), [{ kind: "ServiceAccount", ...ctx.operator }])
+    )
   ]
   return { clusterRoles, clusterRoleBindings, roleBindings, toolBindingNames, additionalRoles }
 }

@@ -12,18 +12,7 @@ import { Clock, Effect, Either, Option } from "effect"
 import { Cluster, type ClusterService, type ObjectRef } from "../Cluster.ts"
 import { type Reconciled, splitKey } from "../Controller.ts"
 import { OperatorConfig } from "../OperatorConfig.ts"
-import {
-  applyChanged,
-  applyOwned,
-  type NotOwned,
-  ownedClusterRbac,
-  prune,
-  recordEvent,
-  refOf,
-  removeOwned,
-  snapshot,
-  writeStatus
-} from "./Apply.ts"
+import { applyChanged, applyOwned, type NotOwned, ownedClusterRbac, prune, recordEvent, refOf, removeOwned, snapshot, writeStatus } from "./Apply.ts"
 import { jobState, migrationHash, renderMigrationJob } from "./Migration.ts"
 import { deployedServices, finalizerName, ownerLabels, ownerReference, services, workloadName } from "./Names.ts"
 import { networkPolicyNames, renderNetworkPolicies } from "./NetworkPolicies.ts"
@@ -71,9 +60,9 @@ const discoverApiServer = (cluster: ClusterService) =>
   cluster.get({ apiVersion: "v1", kind: "Endpoints", name: "kubernetes", namespace: "default" }).pipe(
     Effect.map(Option.match({
       onNone: () => [],
-      onSome: (ep) => ((ep as { subsets?: ReadonlyArray<{ addresses?: ReadonlyArray<{ ip: string }>; ports?: ReadonlyArray<{ port: number }> }> })
-        .subsets ?? []).flatMap((s) =>
-          (s.addresses ?? []).flatMap((a) => (s.ports ?? []).map((p) => ({ cidr: `${a.ip}/32`, port: p.port }))))
+      onSome: (ep) =>
+        ((ep as { subsets?: ReadonlyArray<{ addresses?: ReadonlyArray<{ ip: string }>; ports?: ReadonlyArray<{ port: number }> }> })
+          .subsets ?? []).flatMap((s) => (s.addresses ?? []).flatMap((a) => (s.ports ?? []).map((p) => ({ cidr: `${a.ip}/32`, port: p.port }))))
     })),
     Effect.orElseSucceed(() => [])
   )
@@ -88,7 +77,8 @@ const namespaceOwner = (cluster: ClusterService, ref: ObjectRef, finalizer: stri
     return [...list.items].sort((a, b) =>
       admitted(a) - admitted(b) ||
       (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") ||
-      a.metadata.name.localeCompare(b.metadata.name))[0]?.metadata.name ?? ref.name
+      a.metadata.name.localeCompare(b.metadata.name)
+    )[0]?.metadata.name ?? ref.name
   })
 
 export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@kubemend/operator/PlatformReconciler", {
@@ -130,7 +120,12 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
           phase: "Error",
           message,
           ...(cr.metadata.generation === undefined ? {} : { observedGeneration: cr.metadata.generation }),
-          conditions: mergeConditions(storedStatus(cr).conditions, [{ type: "BYOValidated", status: "False", reason: "NamespaceTaken", message }], now, cr.metadata.generation)
+          conditions: mergeConditions(
+            storedStatus(cr).conditions,
+            [{ type: "BYOValidated", status: "False", reason: "NamespaceTaken", message }],
+            now,
+            cr.metadata.generation
+          )
         })
         yield* recordEvent(cluster, cr, "Warning", "NamespaceTaken", message)
         return { requeueAfter: config.errorRequeue } satisfies Reconciled
@@ -175,15 +170,24 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
       const renderCtx = { namespace, apiGroup, toolPrefix: config.toolPrefix }
       const configs = renderServiceConfigs(spec, renderCtx)
       const certificates = yield* detectIssuer(cluster)
-      const workloads = [...renderWorkloads(spec, {
-        cr, apiGroup, image: config.image, configs, certificates,
-        ...(spec.console.enabled ? { consoleConfig: renderConsoleConfig(spec, renderCtx) } : {})
-      }), ...renderOpa(spec, { cr, apiGroup })]
+      const workloads = [
+        ...renderWorkloads(spec, {
+          cr,
+          apiGroup,
+          image: config.image,
+          configs,
+          certificates,
+          ...(spec.console.enabled ? { consoleConfig: renderConsoleConfig(spec, renderCtx) } : {})
+        }),
+        ...renderOpa(spec, { cr, apiGroup })
+      ]
       const rbac = renderClusterRbac(spec, { namespace, name, apiGroup, toolPrefix: config.toolPrefix, operator: config.serviceAccount })
       const policies = renderNetworkPolicies(spec, {
-        cr, apiGroup,
+        cr,
+        apiGroup,
         discoveredApiServer: spec.networkPolicies.enabled && spec.networkPolicies.apiServerCIDR === undefined
-          ? yield* discoverApiServer(cluster) : []
+          ? yield* discoverApiServer(cluster) :
+          []
       })
       const prerequisite = (o: KubeObject) => o.kind === "ServiceAccount" || o.kind === "ConfigMap"
 
@@ -208,7 +212,10 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
             const failed = state === "Failed"
             const message = `migration Job ${job.metadata.name} ${failed ? "failed" : "is running"}`
             conditions.push({
-              type: "MigrationComplete", status: failed ? "False" : "Unknown", reason: failed ? "JobFailed" : "JobRunning", message
+              type: "MigrationComplete",
+              status: failed ? "False" : "Unknown",
+              reason: failed ? "JobFailed" : "JobRunning",
+              message
             })
             yield* enter(failed ? "Error" : "Migrating", failed ? { message } : {})
             if (failed) yield* recordEvent(cluster, cr, "Warning", "MigrationFailed", message)
@@ -223,19 +230,32 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
         const labels = ownerLabels(apiGroup, namespace, name)
         const keptPolicies = new Set(policies.map((p) => p.metadata.name))
         const rendered = new Set(workloads.map((o) => `${o.kind}/${o.metadata.name}`))
-        yield* removeOwned(cluster, cr, [
-          ...(spec.console.enabled ? [] : (["Deployment", "Service", "ConfigMap", "ServiceAccount"] as const).map((kind) => ({
-            apiVersion: kind === "Deployment" ? "apps/v1" : "v1", kind, name: workloadName("console"), namespace
-          }))),
-          ...networkPolicyNames.filter((n) => !keptPolicies.has(n)).map((n) => ({
-            apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", name: n, namespace
-          })),
-          // A budget or autoscaler switched off (or a service down to one replica) goes too.
-          ...[...services, "console" as const].flatMap((svc) =>
-            ([["policy/v1", "PodDisruptionBudget"], ["autoscaling/v2", "HorizontalPodAutoscaler"]] as const)
-              .filter(([, kind]) => !rendered.has(`${kind}/${workloadName(svc)}`))
-              .map(([apiVersion, kind]) => ({ apiVersion, kind, name: workloadName(svc), namespace })))
-        ], live, labels)
+        yield* removeOwned(
+          cluster,
+          cr,
+          [
+            ...(spec.console.enabled ? [] : (["Deployment", "Service", "ConfigMap", "ServiceAccount"] as const).map((kind) => ({
+              apiVersion: kind === "Deployment" ? "apps/v1" : "v1",
+              kind,
+              name: workloadName("console"),
+              namespace
+            }))),
+            ...networkPolicyNames.filter((n) => !keptPolicies.has(n)).map((n) => ({
+              apiVersion: "networking.k8s.io/v1",
+              kind: "NetworkPolicy",
+              name: n,
+              namespace
+            })),
+            // A budget or autoscaler switched off (or a service down to one replica) goes too.
+            ...[...services, "console" as const].flatMap((svc) =>
+              ([["policy/v1", "PodDisruptionBudget"], ["autoscaling/v2", "HorizontalPodAutoscaler"]] as const)
+                .filter(([, kind]) => !rendered.has(`${kind}/${workloadName(svc)}`))
+                .map(([apiVersion, kind]) => ({ apiVersion, kind, name: workloadName(svc), namespace }))
+            )
+          ],
+          live,
+          labels
+        )
 
         // 7. RBAC: cluster-scoped, so owned through labels and the finalizer; stale roles and bindings are pruned.
         const rbacLive = yield* ownedClusterRbac(cluster, owner)
@@ -259,8 +279,7 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
 
       // 8. Rebuild the status from the world: each Deployment's readiness decides the phase.
       const names = [...deployedServices(spec), ...(spec.console.enabled ? (["console"] as const) : [])]
-      const readiness = names.map((svc) =>
-        deploymentReadiness(svc, applied.deployments.find((d) => d.metadata.name === workloadName(svc))))
+      const readiness = names.map((svc) => deploymentReadiness(svc, applied.deployments.find((d) => d.metadata.name === workloadName(svc))))
       const phase = servicesPhase(readiness)
       const notReady = readiness.filter((s) => !s.ready).map((s) => s.name)
       conditions.push(...worldConditions(rbac, readiness, yield* ansibleReady(cluster, namespace, spec)))

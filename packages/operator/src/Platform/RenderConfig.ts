@@ -88,8 +88,7 @@ export const monitoringUrls = (spec: PlatformSpec, ctx: Pick<RenderContext, "mon
     : undefined
 
 /** Drops undefined values so absent keys stay absent in the YAML. */
-const defined = (o: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
+const defined = (o: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
 
 const level = (l: string) => l.toLowerCase()
 
@@ -171,11 +170,14 @@ const renderLlm = (spec: PlatformSpec, ctx: RenderContext, phased = true): Recor
   const llm = spec.agent.llm
   const provider = normalizeLlmProvider(llm.provider)
   const phaseModels = llm.phaseModels === undefined ? undefined : Object.fromEntries(
-    Object.entries(llm.phaseModels).map(([phase, o]) => [phase, defined({
-      ...o,
-      provider: o.provider === undefined ? undefined : normalizeLlmProvider(o.provider),
-      endpoint: llmEndpoint(o.provider === undefined ? provider : normalizeLlmProvider(o.provider), o.endpoint)
-    })])
+    Object.entries(llm.phaseModels).map(([phase, o]) => [
+      phase,
+      defined({
+        ...o,
+        provider: o.provider === undefined ? undefined : normalizeLlmProvider(o.provider),
+        endpoint: llmEndpoint(o.provider === undefined ? provider : normalizeLlmProvider(o.provider), o.endpoint)
+      })
+    ])
   )
   return defined({
     provider,

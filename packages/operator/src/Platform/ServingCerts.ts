@@ -56,8 +56,11 @@ export const tlsVolume = (svc: ServiceName, issuer: CertificateIssuer) => ({
         {
           secret: {
             name: servingSecretName(svc),
-            items: [{ key: "tls.crt", path: "tls.crt" }, { key: "tls.key", path: "tls.key" },
-              ...(issuer === "openshift" ? [] : [{ key: "ca.crt", path: "ca.crt" }])]
+            items: [
+              { key: "tls.crt", path: "tls.crt" },
+              { key: "tls.key", path: "tls.key" },
+              ...(issuer === "openshift" ? [] : [{ key: "ca.crt", path: "ca.crt" }])
+            ]
           }
         },
         ...(issuer === "openshift" ? [{ configMap: { name: serviceCaConfigMap, items: [{ key: "service-ca.crt", path: "ca.crt" }] } }] : [])

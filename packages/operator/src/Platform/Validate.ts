@@ -32,14 +32,24 @@ export const references = (spec: PlatformSpec): ReadonlyArray<Reference> => {
     refs.push({ path: "spec.agent.llm.runtimeConfigMapName", kind: "ConfigMap", name: llm.runtimeConfigMapName, keys: ["llm-runtime.yaml"] })
   }
   if (llm.oauth2?.enabled === true && llm.oauth2.credentialsSecretRef !== undefined) {
-    refs.push({ path: "spec.agent.llm.oauth2.credentialsSecretRef", kind: "Secret", name: llm.oauth2.credentialsSecretRef, keys: ["client-id", "client-secret"] })
+    refs.push({
+      path: "spec.agent.llm.oauth2.credentialsSecretRef",
+      kind: "Secret",
+      name: llm.oauth2.credentialsSecretRef,
+      keys: ["client-id", "client-secret"]
+    })
   }
   const alignment = spec.agent.alignmentCheck.llm?.credentialsSecretName
   if (alignment !== undefined) {
     refs.push({ path: "spec.agent.alignmentCheck.llm.credentialsSecretName", kind: "Secret", name: alignment, keys: ["api-key"] })
   }
   if (spec.console.enabled && spec.console.auth?.secretName !== undefined) {
-    refs.push({ path: "spec.console.auth.secretName", kind: "Secret", name: spec.console.auth.secretName, keys: ["client-id", "client-secret", "cookie-secret"] })
+    refs.push({
+      path: "spec.console.auth.secretName",
+      kind: "Secret",
+      name: spec.console.auth.secretName,
+      keys: ["client-id", "client-secret", "cookie-secret"]
+    })
   }
   if (spec.ansible.enabled) {
     const { tokenSecretRef: token, caCertSecretRef: ca } = spec.ansible
@@ -70,13 +80,13 @@ interface RoleRule {
 
 /** Whether a ClusterRole's rules grant verb `use` on `tools` in the platform's group (wildcards honoured). */
 export const grantsToolUse = (role: KubeObject, apiGroup: string): boolean => {
-  const rules = ((role as { rules?: ReadonlyArray<RoleRule> }).rules ?? [])
+  const rules = (role as { rules?: ReadonlyArray<RoleRule> }).rules ?? []
   const has = (list: ReadonlyArray<string> | undefined, v: string) => (list ?? []).includes(v) || (list ?? []).includes("*")
   return rules.some((r) => has(r.apiGroups, apiGroup) && has(r.resources, "tools") && has(r.verbs, "use"))
 }
 
 const keysOf = (o: KubeObject): ReadonlySet<string> => {
-  const data = (o as { data?: Record<string, unknown>; stringData?: Record<string, unknown>; binaryData?: Record<string, unknown> })
+  const data = o as { data?: Record<string, unknown>; stringData?: Record<string, unknown>; binaryData?: Record<string, unknown> }
   return new Set([...Object.keys(data.data ?? {}), ...Object.keys(data.stringData ?? {}), ...Object.keys(data.binaryData ?? {})])
 }
 
@@ -90,15 +100,20 @@ export const validateReferences = (
     const referenceIssues = Effect.forEach(references(spec), (ref) =>
       cluster.get({ apiVersion: "v1", kind: ref.kind, name: ref.name, namespace: ctx.namespace }).pipe(
         Effect.map((found): ReadonlyArray<ValidationIssue> => {
-          if (Option.isNone(found)) return [{ path: ref.path, message: `${ref.kind} "${ref.name}" not found in namespace "${ctx.namespace}"` }]
+          if (Option.isNone(found)) {
+            return [{ path: ref.path, message: `${ref.kind} "${ref.name}" not found in namespace "${ctx.namespace}"` }]
+          }
           const keys = keysOf(found.value)
-          const missing = ref.keys.filter((k) => !keys.has(k))
+          const missing = ref.keys.filter((k) =>
+            !keys.has(k)
+          )
           return missing.length === 0
             ? []
             : [{ path: ref.path, message: `${ref.kind} "${ref.name}" has no key ${missing.map((k) => `"${k}"`).join(", ")}` }]
         })
       ), { concurrency: 8 })
-    const clusterRole = (name: string) => cluster.get({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", name })
+    const clusterRole = (name: string) =>
+      cluster.get({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", name })
     const customRoles = Effect.forEach(spec.apiFrontend.rbac.roleBindings, (binding, i) => {
       if (!("clusterRoleName" in binding)) return Effect.succeed([])
       const path = `spec.apiFrontend.rbac.roleBindings[${i}].clusterRoleName`
@@ -107,12 +122,13 @@ export const validateReferences = (
           ? [{ path, message: `ClusterRole "${binding.clusterRoleName}" not found` }]
           : grantsToolUse(role.value, ctx.apiGroup)
           ? []
-          : [{ path, message: `ClusterRole "${binding.clusterRoleName}" does not grant "use" on "tools" in ${ctx.apiGroup}` }]))
+          : [{ path, message: `ClusterRole "${binding.clusterRoleName}" does not grant "use" on "tools" in ${ctx.apiGroup}` }]
+      ))
     }, { concurrency: 8 })
     const additional = Effect.forEach(spec.agent.additionalClusterRoleBindings ?? [], (name, i) =>
       clusterRole(name).pipe(Effect.map((role): ReadonlyArray<ValidationIssue> =>
-        Option.isNone(role) ? [{ path: `spec.agent.additionalClusterRoleBindings[${i}]`, message: `ClusterRole "${name}" not found` }] : [])),
-      { concurrency: 8 })
+        Option.isNone(role) ? [{ path: `spec.agent.additionalClusterRoleBindings[${i}]`, message: `ClusterRole "${name}" not found` }] : []
+      )), { concurrency: 8 })
     const found = yield* Effect.all([referenceIssues, customRoles, additional], { concurrency: 3 })
     const issues = [...specRules(spec), ...found.flat(2)]
     return issues

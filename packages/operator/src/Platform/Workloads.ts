@@ -78,8 +78,7 @@ const serviceMounts = (svc: ServiceName, spec: PlatformSpec): ReadonlyArray<Moun
     ]
   }
   return [
-    secretMount("postgresql", spec.postgresql.secretName, paths.postgresDir,
-      [["username", "username"], ["password", "password"], ["database", "database"]]),
+    secretMount("postgresql", spec.postgresql.secretName, paths.postgresDir, [["username", "username"], ["password", "password"], ["database", "database"]]),
     { volume: { name: "data", emptyDir: {} }, mount: { name: "data", mountPath: paths.dataDir } },
     secretMount("export-signing-key", exportKeySecretName, exportKeyDir, [[exportKeyFileName, exportKeyFileName]]),
     ...storageValkeySecrets(spec).mounts.map((m) => secretMount(m.name, m.secretName, m.mountPath, m.keys.map((k) => [k, k])))
@@ -112,10 +111,14 @@ const drainSeconds = (svc: ServiceName, spec: PlatformSpec): number =>
   svc === "gateway" ? spec.apiFrontend.shutdown.drainSeconds : svc === "agent" ? spec.agent.shutdown.drainSeconds : 15
 
 const resourcesOf = (svc: ServiceName | "console", spec: PlatformSpec) =>
-  svc === "gateway" ? spec.apiFrontend.resources
-    : svc === "agent" ? spec.agent.resources
-    : svc === "storage" ? spec.dataStorage.resources
-    : svc === "signals" ? spec.gateway.resources
+  svc === "gateway" ?
+    spec.apiFrontend.resources
+    : svc === "agent" ?
+    spec.agent.resources
+    : svc === "storage" ?
+    spec.dataStorage.resources
+    : svc === "signals" ?
+    spec.gateway.resources
     : spec.console.resources
 
 const containerSecurity = {
@@ -195,8 +198,15 @@ const deployment = (ctx: WorkloadContext, spec: PlatformSpec, p: PodShape): Kube
   }
 }
 
-const objectsFor = (ctx: WorkloadContext, svc: ServiceName | "console", key: string, text: string, pod: PodShape,
-  servicePorts: ReadonlyArray<Record<string, unknown>>, spec: PlatformSpec): ReadonlyArray<KubeObject> => [
+const objectsFor = (
+  ctx: WorkloadContext,
+  svc: ServiceName | "console",
+  key: string,
+  text: string,
+  pod: PodShape,
+  servicePorts: ReadonlyArray<Record<string, unknown>>,
+  spec: PlatformSpec
+): ReadonlyArray<KubeObject> => [
   { apiVersion: "v1", kind: "ServiceAccount", metadata: meta(ctx, svc) },
   { apiVersion: "v1", kind: "ConfigMap", metadata: meta(ctx, svc), data: { [key]: text } },
   deployment(ctx, spec, pod),
@@ -247,23 +257,26 @@ export const renderWorkloads = (spec: PlatformSpec, ctx: WorkloadContext): Reado
   if (!spec.console.enabled || ctx.consoleConfig === undefined) return perService
   const text = toYaml(ctx.consoleConfig)
   // The console runs from the same image as every service, with the same health and metrics listeners.
-  return [...perService, ...objectsFor(ctx, "console", consoleConfigKey, text, {
-    svc: "console",
-    image: imageOf("console", ctx.image),
-    command: serviceCommand("console"),
-    configKey: consoleConfigKey,
-    configText: text,
-    ports: [
-      { name: "http", containerPort: consolePort, protocol: "TCP" },
-      { name: "health", containerPort: healthPort, protocol: "TCP" },
-      { name: "metrics", containerPort: metricsPort, protocol: "TCP" }
-    ],
-    probePort: healthPort,
-    grace: spec.apiFrontend.shutdown.drainSeconds + graceMargin,
-    mounts: [secretMount("console-auth", spec.console.auth?.secretName ?? "", paths.consoleSecretDir)],
-    env: []
-  }, [
-    { name: "http", port: consolePort, targetPort: "http", protocol: "TCP" },
-    { name: "metrics", port: metricsPort, targetPort: "metrics", protocol: "TCP" }
-  ], spec)]
+  return [
+    ...perService,
+    ...objectsFor(ctx, "console", consoleConfigKey, text, {
+      svc: "console",
+      image: imageOf("console", ctx.image),
+      command: serviceCommand("console"),
+      configKey: consoleConfigKey,
+      configText: text,
+      ports: [
+        { name: "http", containerPort: consolePort, protocol: "TCP" },
+        { name: "health", containerPort: healthPort, protocol: "TCP" },
+        { name: "metrics", containerPort: metricsPort, protocol: "TCP" }
+      ],
+      probePort: healthPort,
+      grace: spec.apiFrontend.shutdown.drainSeconds + graceMargin,
+      mounts: [secretMount("console-auth", spec.console.auth?.secretName ?? "", paths.consoleSecretDir)],
+      env: []
+    }, [
+      { name: "http", port: consolePort, targetPort: "http", protocol: "TCP" },
+      { name: "metrics", port: metricsPort, targetPort: "metrics", protocol: "TCP" }
+    ], spec)
+  ]
 }

@@ -55,9 +55,11 @@ export class OpaClient extends Context.Tag("@kubemend/operator/OpaClient")<OpaCl
             Effect.withSpan("OpaClient.putPolicy")
           ),
         evaluate: (path, input) =>
-          call(HttpClientRequest.post(`${base}/v1/data/${path.map(encodeURIComponent).join("/")}`).pipe(
-            HttpClientRequest.bodyText(JSON.stringify({ input }), "application/json")
-          )).pipe(
+          call(
+            HttpClientRequest.post(`${base}/v1/data/${path.map(encodeURIComponent).join("/")}`).pipe(
+              HttpClientRequest.bodyText(JSON.stringify({ input }), "application/json")
+            )
+          ).pipe(
             Effect.flatMap(({ status, text }): Effect.Effect<Option.Option<unknown>, PolicyUnavailable> => {
               if (status >= 300) return Effect.fail(new PolicyUnavailable({ detail: `data.${path.join(".")}: ${status} ${messageOf(text)}` }))
               try {

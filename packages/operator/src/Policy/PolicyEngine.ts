@@ -96,7 +96,9 @@ export class PolicyEngine extends Context.Tag("@kubemend/operator/PolicyEngine")
           }),
           Effect.catchTag("PolicyUnavailable", (e) =>
             Effect.succeed({ requireApproval: true, reasons: [`policy engine unavailable (${e.detail}); approval is required`], degraded: true })),
-          Effect.tap((d) => metrics.regoEvaluation(d.requireApproval ? "RequireApproval" : "AutoApprove", d.degraded))
+          Effect.tap((d) =>
+            metrics.regoEvaluation(d.requireApproval ? "RequireApproval" : "AutoApprove", d.degraded)
+          )
         )
     })
   })

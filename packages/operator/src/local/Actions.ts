@@ -25,7 +25,10 @@ const found = (o: Obj | undefined, what: string): Obj => {
 }
 
 const deployment = (kube: DevKube, p: Params) =>
-  found(kube.get("apps/v1", "Deployment", need(p, "TARGET_NAME"), need(p, "TARGET_NAMESPACE")) as Obj | undefined, `deployment ${p["TARGET_NAMESPACE"]}/${p["TARGET_NAME"]}`)
+  found(
+    kube.get("apps/v1", "Deployment", need(p, "TARGET_NAME"), need(p, "TARGET_NAMESPACE")) as Obj | undefined,
+    `deployment ${p["TARGET_NAMESPACE"]}/${p["TARGET_NAME"]}`
+  )
 
 /** A pod template as the Deployment holds it (the ReplicaSet copy carries `pod-template-hash`). */
 export const plainTemplate = (template: Obj | undefined): Obj => {
@@ -50,8 +53,10 @@ const rollback = async (kube: DevKube, p: Params) => {
   const d = deployment(kube, p)
   const sets = replicaSetsOf(kube, d)
   const current = sets.find((rs) => sameTemplate(rs["spec"]?.["template"], d["spec"]["template"]))
-  const previous = sets.find((rs) => rs !== current && rs["spec"]?.["template"] !== undefined && !sameTemplate(rs["spec"]["template"], d["spec"]["template"]) &&
-    Number(rs["metadata"]["annotations"]?.[revisionKey] ?? 0) < Number(current?.["metadata"]["annotations"]?.[revisionKey] ?? Infinity))
+  const previous = sets.find((rs) =>
+    rs !== current && rs["spec"]?.["template"] !== undefined && !sameTemplate(rs["spec"]["template"], d["spec"]["template"]) &&
+    Number(rs["metadata"]["annotations"]?.[revisionKey] ?? 0) < Number(current?.["metadata"]["annotations"]?.[revisionKey] ?? Infinity)
+  )
   if (previous === undefined) throw new Error(`deployment ${p["TARGET_NAMESPACE"]}/${p["TARGET_NAME"]} has no previous revision to roll back to`)
   withTemplate(kube, d, plainTemplate(previous["spec"]["template"]))
   return [`deployment.apps/${p["TARGET_NAME"]} rolled back to revision ${previous["metadata"]["annotations"]?.[revisionKey]} (${previous["metadata"]["name"]})`]
@@ -67,7 +72,9 @@ const restart = async (kube: DevKube, p: Params) => {
   }
   const d = deployment(kube, p)
   const selector = d["spec"]?.["selector"]?.["matchLabels"] ?? {}
-  const pods = (kube.list("v1", "Pod", ns) as ReadonlyArray<Obj>).filter((pod) => Object.entries(selector).every(([k, v]) => pod["metadata"]["labels"]?.[k] === v))
+  const pods = (kube.list("v1", "Pod", ns) as ReadonlyArray<Obj>).filter((pod) =>
+    Object.entries(selector).every(([k, v]) => pod["metadata"]["labels"]?.[k] === v)
+  )
   for (const pod of pods) kube.delete("v1", "Pod", pod["metadata"]["name"], ns)
   return pods.map((pod) => `pod "${pod["metadata"]["name"]}" deleted`)
 }

@@ -77,21 +77,44 @@ export const workloads = (apiGroup: string) => [
     apiVersion: "apps/v1",
     kind: "Deployment",
     metadata: { name: "recommendations", namespace: demoNamespace, labels: { app: "recommendations" } },
-    spec: { replicas: 1, selector: { matchLabels: { app: "recommendations" } }, template: podTemplate("recommendations", "shop/recommendations:3.2.0", "256Mi") }
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: "recommendations" } },
+      template: podTemplate("recommendations", "shop/recommendations:3.2.0", "256Mi")
+    }
   },
   ...["cart", "search"].flatMap((name) => [
     replicaSet(name, `${name}-5b7c9d4f2`, 1, 0, podTemplate(name, `shop/${name}:1.9.3`)),
     replicaSet(name, `${name}-8f6d2c1a9`, 2, 3, podTemplate(name, `shop/${name}:2.0.0`))
   ]),
-  { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "payments-db", namespace: demoNamespace, labels: { app: "payments-db" } }, spec: { replicas: 1 } },
+  {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name: "payments-db", namespace: demoNamespace, labels: { app: "payments-db" } },
+    spec: { replicas: 1 }
+  },
   { apiVersion: "v1", kind: "Namespace", metadata: { name: "legacy-batch" } },
   { apiVersion: "batch/v1", kind: "CronJob", metadata: { name: "report-generator", namespace: "legacy-batch" }, spec: { schedule: "0 2 * * *" } },
   {
     apiVersion: "v1",
     kind: "Pod",
-    metadata: { name: "checkout-7d9f8b6c5-x2x7q", namespace: demoNamespace, labels: { app: "checkout" }, ownerReferences: [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "checkout-7d9f8b6c5", controller: true }] },
+    metadata: {
+      name: "checkout-7d9f8b6c5-x2x7q",
+      namespace: demoNamespace,
+      labels: { app: "checkout" },
+      ownerReferences: [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "checkout-7d9f8b6c5", controller: true }]
+    },
     spec: { containers: [{ name: "checkout", image: "shop/checkout:1.4.2", resources: { limits: { memory: "128Mi" } } }] },
-    status: { phase: "Running", containerStatuses: [{ name: "checkout", ready: false, restartCount: 14, lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } }, state: { waiting: { reason: "CrashLoopBackOff" } } }] }
+    status: {
+      phase: "Running",
+      containerStatuses: [{
+        name: "checkout",
+        ready: false,
+        restartCount: 14,
+        lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } },
+        state: { waiting: { reason: "CrashLoopBackOff" } }
+      }]
+    }
   },
   {
     apiVersion: "v1",
@@ -137,26 +160,47 @@ export const remediations = (apiGroup: string, now: Date) => [
     aiAnalysisRef: { name: "ai-rr-checkout-oom", namespace: "" }
   }),
   rr(apiGroup, "rr-cart-latency", "HighLatencyP99", { overallPhase: "Analyzing", startTime: minutesAgo(now, 3) }, "Deployment", "cart"),
-  rr(apiGroup, "rr-payments-disk", "NodeDiskPressure", {
-    overallPhase: "Completed",
-    outcome: "Remediated",
-    startTime: minutesAgo(now, 180),
-    completedAt: minutesAgo(now, 150)
-  }, "Deployment", "payments"),
-  rr(apiGroup, "rr-search-blocked", "KubePodCrashLooping", {
-    overallPhase: "Blocked",
-    blockReason: "RecentlyRemediated",
-    blockMessage: "restart-pod ran on this target 2 minutes ago",
-    blockedUntil: new Date(now.getTime() + 3 * 60_000).toISOString(),
-    startTime: minutesAgo(now, 2)
-  }, "Deployment", "search"),
-  rr(apiGroup, "rr-ledger-failed", "JobFailed", {
-    overallPhase: "Failed",
-    failurePhase: "Running",
-    failureReason: "workflow execution failed: job backoff limit exceeded",
-    startTime: minutesAgo(now, 90),
-    completedAt: minutesAgo(now, 70)
-  }, "Deployment", "ledger")
+  rr(
+    apiGroup,
+    "rr-payments-disk",
+    "NodeDiskPressure",
+    {
+      overallPhase: "Completed",
+      outcome: "Remediated",
+      startTime: minutesAgo(now, 180),
+      completedAt: minutesAgo(now, 150)
+    },
+    "Deployment",
+    "payments"
+  ),
+  rr(
+    apiGroup,
+    "rr-search-blocked",
+    "KubePodCrashLooping",
+    {
+      overallPhase: "Blocked",
+      blockReason: "RecentlyRemediated",
+      blockMessage: "restart-pod ran on this target 2 minutes ago",
+      blockedUntil: new Date(now.getTime() + 3 * 60_000).toISOString(),
+      startTime: minutesAgo(now, 2)
+    },
+    "Deployment",
+    "search"
+  ),
+  rr(
+    apiGroup,
+    "rr-ledger-failed",
+    "JobFailed",
+    {
+      overallPhase: "Failed",
+      failurePhase: "Running",
+      failureReason: "workflow execution failed: job backoff limit exceeded",
+      startTime: minutesAgo(now, 90),
+      completedAt: minutesAgo(now, 70)
+    },
+    "Deployment",
+    "ledger"
+  )
 ]
 
 export const analyses = (apiGroup: string, now: Date) => [
@@ -168,7 +212,13 @@ export const analyses = (apiGroup: string, now: Date) => [
     status: {
       phase: "Completed",
       investigationSession: { id: "5b0e7a52-3f0c-4d55-9a61-1f2f7f7c9e11", createdAt: minutesAgo(now, 11) },
-      selectedWorkflow: { workflowId: workflowIdOf("rollback-deployment"), version: workflowVersion, workflowName: "rollback-deployment", actionType: "RollbackDeployment", confidence: 0.72 },
+      selectedWorkflow: {
+        workflowId: workflowIdOf("rollback-deployment"),
+        version: workflowVersion,
+        workflowName: "rollback-deployment",
+        actionType: "RollbackDeployment",
+        confidence: 0.72
+      },
       rootCauseAnalysis: {
         summary: "checkout is OOMKilled: its 128Mi limit is below the 190Mi working set since release 1.4.2",
         severity: "critical",
@@ -192,9 +242,21 @@ export const approvals = (apiGroup: string, now: Date) => [
       confidenceLevel: "medium",
       whyApprovalRequired: "confidence 0.72 is below the auto-approval threshold 0.8",
       investigationSummary: "checkout pods are OOMKilled (exit 137) 14 times in 12 minutes; the limit is 128Mi",
-      recommendedWorkflow: { workflowId: workflowIdOf("rollback-deployment"), version: workflowVersion, workflowName: "rollback-deployment", rationale: "roll back to 1.4.1, which fits the 128Mi limit" },
-      recommendedActions: [{ action: "Roll checkout back to revision 1 (shop/checkout:1.4.1)", rationale: "1.4.2's cart cache needs 190Mi; 1.4.1 ran within 128Mi" }],
-      evidenceCollected: ["pod checkout-7d9f8b6c5-x2x7q lastState OOMKilled", "event BackOff x14", "ReplicaSet checkout-6c4f9d7b8 (revision 1) ran shop/checkout:1.4.1"],
+      recommendedWorkflow: {
+        workflowId: workflowIdOf("rollback-deployment"),
+        version: workflowVersion,
+        workflowName: "rollback-deployment",
+        rationale: "roll back to 1.4.1, which fits the 128Mi limit"
+      },
+      recommendedActions: [{
+        action: "Roll checkout back to revision 1 (shop/checkout:1.4.1)",
+        rationale: "1.4.2's cart cache needs 190Mi; 1.4.1 ran within 128Mi"
+      }],
+      evidenceCollected: [
+        "pod checkout-7d9f8b6c5-x2x7q lastState OOMKilled",
+        "event BackOff x14",
+        "ReplicaSet checkout-6c4f9d7b8 (revision 1) ran shop/checkout:1.4.1"
+      ],
       alternativesConsidered: [
         { approach: "raise the memory limit to 256Mi", prosCons: "keeps 1.4.2, but commits more memory per pod" },
         { approach: "restart the pods", prosCons: "fast, but the OOM returns within minutes" }
@@ -212,14 +274,61 @@ export const approvals = (apiGroup: string, now: Date) => [
  * with different content.
  */
 export const workflowDocuments = [
-  { name: "increase-memory-limit", actionType: "IncreaseMemoryLimit", what: "Raise a container's memory limit", whenToUse: "OOMKilled containers whose working set exceeds the limit", extra: [["MEMORY_LIMIT", "string", "New memory limit (default: twice the current one)", false, "^[0-9]+(Mi|Gi)$"]] },
-  { name: "restart-pod", actionType: "RestartPod", what: "Delete a pod so its controller recreates it", whenToUse: "A pod stuck in a bad state that a restart clears" },
-  { name: "rollback-deployment", actionType: "RollbackDeployment", what: "Roll a deployment back to its previous revision", whenToUse: "A release that introduced a regression" },
-  { name: "scale-replicas", actionType: "ScaleReplicas", what: "Set a workload's replica count", whenToUse: "Too few replicas for the load", extra: [["REPLICAS", "integer", "Replica count", true]] },
-  { name: "patch-hpa", actionType: "PatchHPA", what: "Raise a HorizontalPodAutoscaler's maximum", whenToUse: "The autoscaler is pinned at its maximum", extra: [["MAX_REPLICAS", "integer", "New maxReplicas", true]] },
-  { name: "relax-pdb", actionType: "RelaxPDB", what: "Loosen a PodDisruptionBudget", whenToUse: "A budget blocks a drain or rollout", extra: [["MAX_UNAVAILABLE", "string", "New maxUnavailable (default: minAvailable lowered by one)", false]] },
-  { name: "remove-taint", actionType: "RemoveTaint", what: "Remove a taint from a node", whenToUse: "Pods pending because of a stale taint", cluster: true, extra: [["TAINT_KEY", "string", "Key of the taint to remove", true]] },
-  { name: "cordon-drain-node", actionType: "CordonDrainNode", what: "Cordon a node and evict its pods", whenToUse: "A failing node whose pods should move", cluster: true }
+  {
+    name: "increase-memory-limit",
+    actionType: "IncreaseMemoryLimit",
+    what: "Raise a container's memory limit",
+    whenToUse: "OOMKilled containers whose working set exceeds the limit",
+    extra: [["MEMORY_LIMIT", "string", "New memory limit (default: twice the current one)", false, "^[0-9]+(Mi|Gi)$"]]
+  },
+  {
+    name: "restart-pod",
+    actionType: "RestartPod",
+    what: "Delete a pod so its controller recreates it",
+    whenToUse: "A pod stuck in a bad state that a restart clears"
+  },
+  {
+    name: "rollback-deployment",
+    actionType: "RollbackDeployment",
+    what: "Roll a deployment back to its previous revision",
+    whenToUse: "A release that introduced a regression"
+  },
+  {
+    name: "scale-replicas",
+    actionType: "ScaleReplicas",
+    what: "Set a workload's replica count",
+    whenToUse: "Too few replicas for the load",
+    extra: [["REPLICAS", "integer", "Replica count", true]]
+  },
+  {
+    name: "patch-hpa",
+    actionType: "PatchHPA",
+    what: "Raise a HorizontalPodAutoscaler's maximum",
+    whenToUse: "The autoscaler is pinned at its maximum",
+    extra: [["MAX_REPLICAS", "integer", "New maxReplicas", true]]
+  },
+  {
+    name: "relax-pdb",
+    actionType: "RelaxPDB",
+    what: "Loosen a PodDisruptionBudget",
+    whenToUse: "A budget blocks a drain or rollout",
+    extra: [["MAX_UNAVAILABLE", "string", "New maxUnavailable (default: minAvailable lowered by one)", false]]
+  },
+  {
+    name: "remove-taint",
+    actionType: "RemoveTaint",
+    what: "Remove a taint from a node",
+    whenToUse: "Pods pending because of a stale taint",
+    cluster: true,
+    extra: [["TAINT_KEY", "string", "Key of the taint to remove", true]]
+  },
+  {
+    name: "cordon-drain-node",
+    actionType: "CordonDrainNode",
+    what: "Cordon a node and evict its pods",
+    whenToUse: "A failing node whose pods should move",
+    cluster: true
+  }
 ].map((w) => ({
   name: w.name,
   actionType: w.actionType,

@@ -55,7 +55,13 @@ const investigation = (f: Finding): Script => ({
         root_cause_analysis: { summary: f.rootCause, severity: "{{severity|high}}", contributing_factors: f.factors },
         confidence: f.confidence,
         ...(f.workflow === undefined
-          ? { investigation_outcome: "inconclusive", actionable: true, selected_workflow: null, needs_human_review: true, human_review_reason: "no_matching_workflows" }
+          ? {
+            investigation_outcome: "inconclusive",
+            actionable: true,
+            selected_workflow: null,
+            needs_human_review: true,
+            human_review_reason: "no_matching_workflows"
+          }
           : {
             investigation_outcome: "workflow_selected",
             actionable: true,
@@ -102,7 +108,10 @@ const a2aChat: Script = {
         arguments: { api_version: "{{api_version|apps/v1}}", namespace: "{{namespace|default}}", kind: "{{kind|Deployment}}", name: "{{name|unknown}}" }
       }]
     },
-    { text: "The investigation of {{kind|the workload}} {{namespace|default}}/{{name|unknown}} has finished; the agent's root cause analysis is in the investigation's events above." }
+    {
+      text:
+        "The investigation of {{kind|the workload}} {{namespace|default}}/{{name|unknown}} has finished; the agent's root cause analysis is in the investigation's events above."
+    }
   ]
 }
 

@@ -94,7 +94,12 @@ const runWorkflowJob = async (kube: DevKube, job: Obj, o: KubeletOptions, now: n
         status: {
           ...pod["status"],
           phase: ok ? "Succeeded" : "Failed",
-          containerStatuses: [{ name: container, ready: false, restartCount: 0, state: { terminated: { exitCode: ok ? 0 : 1, reason: ok ? "Completed" : "Error", finishedAt: at } } }]
+          containerStatuses: [{
+            name: container,
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: ok ? 0 : 1, reason: ok ? "Completed" : "Error", finishedAt: at } }
+          }]
         }
       })
     }
@@ -114,7 +119,12 @@ const runWorkflowJob = async (kube: DevKube, job: Obj, o: KubeletOptions, now: n
   }
   if (now - started < Duration.toMillis(o.executionTime)) return
   const result = await perform(kube, job)
-  finish(result.ok, result.log, result.ok ? "Completed" : "BackoffLimitExceeded", result.ok ? "Reached expected number of succeeded pods" : "Job has reached the specified backoff limit")
+  finish(
+    result.ok,
+    result.log,
+    result.ok ? "Completed" : "BackoffLimitExceeded",
+    result.ok ? "Reached expected number of succeeded pods" : "Job has reached the specified backoff limit"
+  )
 }
 
 const pass = (kube: DevKube, o: KubeletOptions, since: Map<string, string>) =>

@@ -23,11 +23,11 @@ export const llmFrom = (env: NodeJS.ProcessEnv, scriptedUrl: string): LocalLlm =
   env["LLM_PROVIDER"] === undefined
     ? { provider: "openai", model: "scripted-investigator", endpoint: scriptedUrl, apiKey: "local-dev-key" }
     : {
-        provider: env["LLM_PROVIDER"],
-        model: env["LLM_MODEL"] ?? "gpt-4o",
-        ...(env["LLM_ENDPOINT"] === undefined ? {} : { endpoint: env["LLM_ENDPOINT"] }),
-        apiKey: env["LLM_API_KEY"] ?? ""
-      }
+      provider: env["LLM_PROVIDER"],
+      model: env["LLM_MODEL"] ?? "gpt-4o",
+      ...(env["LLM_ENDPOINT"] === undefined ? {} : { endpoint: env["LLM_ENDPOINT"] }),
+      apiKey: env["LLM_API_KEY"] ?? ""
+    }
 
 export const platformCr = (issuerUrl: string, llm: LocalLlm, alertsUrl: string) => ({
   apiVersion: `${apiGroup}/v1alpha1`,

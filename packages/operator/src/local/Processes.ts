@@ -31,7 +31,7 @@ const forward = (name: string, stream: NodeJS.ReadableStream | null, out: NodeJS
     buffered += chunk
     const lines = buffered.split("\n")
     buffered = lines.pop() ?? ""
-    if (!quiet) for (const line of lines) if (line.length > 0) out.write(`[${name}] ${line}\n`)
+    if (!quiet) { for (const line of lines) if (line.length > 0) out.write(`[${name}] ${line}\n`) }
   })
 }
 

@@ -28,7 +28,18 @@ import { localScripts } from "./Investigations.ts"
 import { choosePorts } from "./Ports.ts"
 import { localTls } from "./Tls.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
-import { alertmanagerIdentity, alertmanagerObjects, apiGroup, audience, consoleSecret, llmFrom, namespace, platformCr, referencedObjects, toolPrefix } from "./Platform.ts"
+import {
+  alertmanagerIdentity,
+  alertmanagerObjects,
+  apiGroup,
+  audience,
+  consoleSecret,
+  llmFrom,
+  namespace,
+  platformCr,
+  referencedObjects,
+  toolPrefix
+} from "./Platform.ts"
 import { runSignalGenerator } from "./SignalGenerator.ts"
 import { printSummary, reportWhenRunning, type StackJson } from "./Summary.ts"
 

@@ -84,9 +84,7 @@ export const reportWhenRunning = (phase: () => string | undefined, name: string,
   Effect.sync(phase).pipe(
     Effect.repeat({ schedule: Schedule.spaced(Duration.seconds(1)), until: (p) => p === "Running" }),
     Effect.flatMap(() =>
-      Effect.sync(() =>
-        process.stdout.write(`\nkubemend: platform CR ${name} is Running (${((Date.now() - readyAt) / 1000).toFixed(1)} s after ready)\n`)
-      )
+      Effect.sync(() => process.stdout.write(`\nkubemend: platform CR ${name} is Running (${((Date.now() - readyAt) / 1000).toFixed(1)} s after ready)\n`))
     ),
     Effect.forkScoped
   )

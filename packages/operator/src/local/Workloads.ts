@@ -35,7 +35,13 @@ const podStatus = (template: Obj, workingSets: Readonly<Record<string, string>>,
       phase: "Running",
       startTime: previous?.["startTime"] ?? at,
       conditions: [{ type: "Ready", status: "True" }],
-      containerStatuses: (template["spec"]["containers"] as ReadonlyArray<Obj>).map((c) => ({ name: c["name"], image: c["image"], ready: true, restartCount: 0, state: { running: { startedAt: at } } }))
+      containerStatuses: (template["spec"]["containers"] as ReadonlyArray<Obj>).map((c) => ({
+        name: c["name"],
+        image: c["image"],
+        ready: true,
+        restartCount: 0,
+        state: { running: { startedAt: at } }
+      }))
     }
   }
   const old = (previous?.["containerStatuses"] as Array<Obj> | undefined)?.find((c) => c["name"] === bad["name"])
@@ -50,7 +56,13 @@ const podStatus = (template: Obj, workingSets: Readonly<Record<string, string>>,
       image: bad["image"],
       ready: false,
       restartCount: restarts,
-      lastState: { terminated: { reason: "OOMKilled", exitCode: 137, finishedAt: restarts === old?.["restartCount"] ? old?.["lastState"]?.["terminated"]?.["finishedAt"] : at } },
+      lastState: {
+        terminated: {
+          reason: "OOMKilled",
+          exitCode: 137,
+          finishedAt: restarts === old?.["restartCount"] ? old?.["lastState"]?.["terminated"]?.["finishedAt"] : at
+        }
+      },
       state: { waiting: { reason: "CrashLoopBackOff", message: `back-off restarting failed container ${bad["name"]}` } }
     }]
   }
@@ -72,16 +84,32 @@ export const reconcileDeployments = (kube: DevKube, namespace: string, workingSe
       current = kube.put({
         apiVersion: "apps/v1",
         kind: "ReplicaSet",
-        metadata: { name: `${d["metadata"]["name"]}-${hash}`, namespace, labels: { ...template["metadata"]?.["labels"], "pod-template-hash": hash }, annotations: { [revisionKey]: String(top + 1) }, ownerReferences: [owner(d)] },
-        spec: { replicas, template: { ...template, metadata: { ...template["metadata"], labels: { ...template["metadata"]?.["labels"], "pod-template-hash": hash } } } }
+        metadata: {
+          name: `${d["metadata"]["name"]}-${hash}`,
+          namespace,
+          labels: { ...template["metadata"]?.["labels"], "pod-template-hash": hash },
+          annotations: { [revisionKey]: String(top + 1) },
+          ownerReferences: [owner(d)]
+        },
+        spec: {
+          replicas,
+          template: { ...template, metadata: { ...template["metadata"], labels: { ...template["metadata"]?.["labels"], "pod-template-hash": hash } } }
+        }
       }) as Obj
     } else if (Number(current["metadata"]["annotations"]?.[revisionKey] ?? 0) < top || current["spec"]?.["replicas"] !== replicas) {
       // Back on top after a rollback (the revision moves up, as the Deployment controller does), or rescaled.
-      const revision = Number(current["metadata"]["annotations"]?.[revisionKey] ?? 0) < top ? String(top + 1) : current["metadata"]["annotations"]?.[revisionKey]
-      current = kube.put({ ...current, metadata: { ...current["metadata"], annotations: { ...current["metadata"]["annotations"], [revisionKey]: revision } }, spec: { ...current["spec"], replicas } }) as Obj
+      const revision = Number(current["metadata"]["annotations"]?.[revisionKey] ?? 0) < top
+        ? String(top + 1)
+        : current["metadata"]["annotations"]?.[revisionKey]
+      current = kube.put({
+        ...current,
+        metadata: { ...current["metadata"], annotations: { ...current["metadata"]["annotations"], [revisionKey]: revision } },
+        spec: { ...current["spec"], replicas }
+      }) as Obj
     }
     const pods = kube.list("v1", "Pod", namespace) as ReadonlyArray<Obj>
-    const ownedBy = (rs: Obj) => pods.filter((p) => (p["metadata"]["ownerReferences"] ?? []).some((o: Obj) => o["kind"] === "ReplicaSet" && o["name"] === rs["metadata"]["name"]))
+    const ownedBy = (rs: Obj) =>
+      pods.filter((p) => (p["metadata"]["ownerReferences"] ?? []).some((o: Obj) => o["kind"] === "ReplicaSet" && o["name"] === rs["metadata"]["name"]))
     for (const rs of sets.filter((s) => s["metadata"]["name"] !== current!["metadata"]["name"])) {
       if (rs["spec"]?.["replicas"] !== 0) kube.put({ ...rs, spec: { ...rs["spec"], replicas: 0 } })
       for (const p of ownedBy(rs)) kube.delete("v1", "Pod", p["metadata"]["name"], namespace)
@@ -93,7 +121,12 @@ export const reconcileDeployments = (kube: DevKube, namespace: string, workingSe
       kube.put({
         apiVersion: "v1",
         kind: "Pod",
-        metadata: { name: `${current["metadata"]["name"]}-${suffix}`, namespace, labels: current["spec"]["template"]["metadata"]["labels"], ownerReferences: [owner(current)] },
+        metadata: {
+          name: `${current["metadata"]["name"]}-${suffix}`,
+          namespace,
+          labels: current["spec"]["template"]["metadata"]["labels"],
+          ownerReferences: [owner(current)]
+        },
         spec: current["spec"]["template"]["spec"],
         status: podStatus(template, workingSets, now)
       })
@@ -102,9 +135,18 @@ export const reconcileDeployments = (kube: DevKube, namespace: string, workingSe
       const status = podStatus(template, workingSets, now, p["status"])
       if (canonicalJson(status) !== canonicalJson(p["status"] ?? {})) kube.put({ ...p, status })
     }
-    const live = (kube.list("v1", "Pod", namespace) as ReadonlyArray<Obj>).filter((p) => (p["metadata"]["ownerReferences"] ?? []).some((o: Obj) => o["name"] === current!["metadata"]["name"]))
+    const live = (kube.list("v1", "Pod", namespace) as ReadonlyArray<Obj>).filter((p) =>
+      (p["metadata"]["ownerReferences"] ?? []).some((o: Obj) => o["name"] === current!["metadata"]["name"])
+    )
     const ready = live.filter(isReady).length
-    const status = { observedGeneration: d["metadata"]["generation"] ?? 1, replicas: live.length, updatedReplicas: live.length, readyReplicas: ready, availableReplicas: ready, unavailableReplicas: Math.max(0, replicas - ready) }
+    const status = {
+      observedGeneration: d["metadata"]["generation"] ?? 1,
+      replicas: live.length,
+      updatedReplicas: live.length,
+      readyReplicas: ready,
+      availableReplicas: ready,
+      unavailableReplicas: Math.max(0, replicas - ready)
+    }
     if (canonicalJson(status) !== canonicalJson(d["status"] ?? {})) kube.put({ ...d, status })
   }
 }

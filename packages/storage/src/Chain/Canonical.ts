@@ -10,10 +10,30 @@ export const canonicalData = canonicalJson
 
 /** The hashed fields of an event, in canonical (sorted) order. `version` is stored as `event_version`. */
 export const canonicalKeys = [
-  "actor_id", "actor_ip", "actor_type", "cluster_id", "correlation_id", "duration_ms", "error_code", "error_message",
-  "event_action", "event_category", "event_data", "event_id", "event_outcome", "event_timestamp", "event_type",
-  "is_sensitive", "namespace", "parent_event_date", "parent_event_id", "resource_id", "resource_type",
-  "retention_days", "severity", "version"
+  "actor_id",
+  "actor_ip",
+  "actor_type",
+  "cluster_id",
+  "correlation_id",
+  "duration_ms",
+  "error_code",
+  "error_message",
+  "event_action",
+  "event_category",
+  "event_data",
+  "event_id",
+  "event_outcome",
+  "event_timestamp",
+  "event_type",
+  "is_sensitive",
+  "namespace",
+  "parent_event_date",
+  "parent_event_id",
+  "resource_id",
+  "resource_type",
+  "retention_days",
+  "severity",
+  "version"
 ] as const
 
 export type CanonicalKey = (typeof canonicalKeys)[number]

@@ -30,8 +30,18 @@ const hasNul = (e: ChainEvent) =>
   e.event_id.includes("\u0000") || e.version.includes("\u0000") || e.event_type.includes("\u0000") ||
   e.event_category.includes("\u0000") || e.event_action.includes("\u0000") || e.event_outcome.includes("\u0000") ||
   e.correlation_id.includes("\u0000") || [
-    e.actor_type, e.actor_id, e.actor_ip, e.resource_type, e.resource_id, e.parent_event_id, e.parent_event_date,
-    e.namespace, e.cluster_id, e.severity, e.error_code, e.error_message
+    e.actor_type,
+    e.actor_id,
+    e.actor_ip,
+    e.resource_type,
+    e.resource_id,
+    e.parent_event_id,
+    e.parent_event_date,
+    e.namespace,
+    e.cluster_id,
+    e.severity,
+    e.error_code,
+    e.error_message
   ].some((v) => typeof v === "string" && v.includes("\u0000"))
 
 /**

@@ -86,8 +86,7 @@ export const toChainRow = (r: AuditRow): ChainRow => ({
   hashAlgorithm: r.hash_algorithm
 })
 
-const present = <K extends string, V>(key: K, value: V | null): { [P in K]?: V } =>
-  (value === null ? {} : { [key]: value }) as { [P in K]?: V }
+const present = <K extends string, V>(key: K, value: V | null): { [P in K]?: V } => (value === null ? {} : { [key]: value }) as { [P in K]?: V }
 
 export const toAuditEvent = (r: AuditRow): AuditEvent => ({
   event_id: r.event_id,

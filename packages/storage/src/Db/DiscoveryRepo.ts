@@ -20,8 +20,7 @@ export class DiscoveryRepo extends Effect.Service<DiscoveryRepo>()("@kubemend/st
   effect: Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
 
-    const candidates = (q: DiscoveryQuery) =>
-      matchContext(new Where(), q).add("status = 'Active'").add("is_latest_version")
+    const candidates = (q: DiscoveryQuery) => matchContext(new Where(), q).add("status = 'Active'").add("is_latest_version")
 
     const listActions = (q: DiscoveryQuery) =>
       Effect.gen(function* () {

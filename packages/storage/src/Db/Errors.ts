@@ -25,9 +25,10 @@ export const isUnavailable = (error: SqlError): boolean => {
   const code = codeOf(error.cause)
   if (code !== undefined && (connectionCodes.has(code) || code.startsWith("08") || code.startsWith("57P"))) return true
   const text = `${error.message ?? ""} ${error.cause instanceof Error ? error.cause.message : String(error.cause ?? "")}`
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Failed to acquire connection|Connection timed out|ECONNREFUSED|not queryable|Client has encountered a connection error/i.test(
-    text
-  )
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Failed to acquire connection|Connection timed out|ECONNREFUSED|not queryable|Client has encountered a connection error/i
+    .test(
+      text
+    )
 }
 
 /**

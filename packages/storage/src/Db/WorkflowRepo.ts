@@ -142,7 +142,17 @@ export class WorkflowRepo extends Effect.Service<WorkflowRepo>()("@kubemend/stor
               `INSERT INTO workflows (workflow_id, workflow_name, version, action_type, content, content_hash, parsed,
                  previous_version, created_by, updated_by)
                VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $9) RETURNING ${columns}`,
-              [w.workflowId, w.workflowName, w.version, w.actionType, req.content, w.contentHash, JSON.stringify(w), latest?.version ?? null, req.registeredBy ?? null]
+              [
+                w.workflowId,
+                w.workflowName,
+                w.version,
+                w.actionType,
+                req.content,
+                w.contentHash,
+                JSON.stringify(w),
+                latest?.version ?? null,
+                req.registeredBy ?? null
+              ]
             )
             return { _tag: "Created", workflow: toWorkflow(row!) } satisfies RegisterOutcome
           })

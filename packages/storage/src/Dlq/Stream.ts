@@ -165,8 +165,10 @@ export const makeStream = (settings: ValkeySettings) =>
                 ? drain(write, done).pipe(Effect.ensuring(valkey.call("unlock", (r) => r.eval(unlockScript, 1, lockKey, token)).pipe(Effect.ignore)))
                 : Effect.void
             ),
-            Effect.catchTag("ValkeyUnavailable", (e) =>
-              Effect.logDebug("dead-letter replay paused: Valkey unreachable").pipe(Effect.annotateLogs({ valkey: valkey.address, command: e.command })))
+            Effect.catchTag(
+              "ValkeyUnavailable",
+              (e) => Effect.logDebug("dead-letter replay paused: Valkey unreachable").pipe(Effect.annotateLogs({ valkey: valkey.address, command: e.command }))
+            )
           )
           return yield* Ref.get(done)
         })

@@ -87,9 +87,11 @@ export const connect = (settings: ValkeySettings) =>
     })
     redis.on("error", (e: Error) => {
       if (healthy !== false) {
-        log(Effect.logWarning("dead-letter queue: Valkey unavailable; writes are refused while the database is also away").pipe(
-          Effect.annotateLogs({ valkey: address, error: e.message })
-        ))
+        log(
+          Effect.logWarning("dead-letter queue: Valkey unavailable; writes are refused while the database is also away").pipe(
+            Effect.annotateLogs({ valkey: address, error: e.message })
+          )
+        )
       }
       healthy = false
     })

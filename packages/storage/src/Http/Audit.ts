@@ -44,17 +44,16 @@ export const resolveFilters = (q: AuditEventsQuery) =>
       return yield* new ValidationError({ field: "detail_key", detail: "detail_key and detail_value must be given together" })
     }
     const now = yield* Clock.currentTimeMillis
-    const since =
-      q.since === undefined
-        ? undefined
-        : yield* Option.match(parseGoDuration(q.since), {
-          onSome: (d) => {
-            const back = now - Duration.toMillis(d)
-            // A duration reaching back before the year 1 bounds nothing.
-            return Effect.succeed(back < firstInstant ? undefined : new Date(back))
-          },
-          onNone: () => instant("since", q.since!)
-        })
+    const since = q.since === undefined
+      ? undefined
+      : yield* Option.match(parseGoDuration(q.since), {
+        onSome: (d) => {
+          const back = now - Duration.toMillis(d)
+          // A duration reaching back before the year 1 bounds nothing.
+          return Effect.succeed(back < firstInstant ? undefined : new Date(back))
+        },
+        onNone: () => instant("since", q.since!)
+      })
     const until = q.until === undefined ? undefined : yield* instant("until", q.until)
     return {
       eventType: q.event_type,
@@ -91,16 +90,17 @@ export const AuditHttp = HttpApiBuilder.group(StorageApi, "audit", (handlers) =>
         ))
       // Raw: the body is decoded by `batchPayload` (a fast path with the contract's Schema as the fallback).
       .handleRaw("createAuditEventsBatch", () =>
-        Effect.flatMap(batchPayload, (payload) => Effect.gen(function* () {
-          if (payload.length < AuditBatchLimits.min || payload.length > AuditBatchLimits.max) {
-            return yield* new BatchSizeInvalid({ size: payload.length })
-          }
-          const outcome = yield* writer.write(payload)
-          return outcome._tag === "Created"
-            // A plain object: the ids were checked on the way in, the response class would check all 1000 again.
-            ? withStatus(201)({ event_ids: outcome.ids, message: `${outcome.ids.length} audit events created` } satisfies BatchAuditEventResponse)
-            : withStatus(202)(accepted(outcome.ids))
-        }).pipe(orProblem)))
+        Effect.flatMap(batchPayload, (payload) =>
+          Effect.gen(function* () {
+            if (payload.length < AuditBatchLimits.min || payload.length > AuditBatchLimits.max) {
+              return yield* new BatchSizeInvalid({ size: payload.length })
+            }
+            const outcome = yield* writer.write(payload)
+            return outcome._tag === "Created"
+              // A plain object: the ids were checked on the way in, the response class would check all 1000 again.
+              ? withStatus(201)({ event_ids: outcome.ids, message: `${outcome.ids.length} audit events created` } satisfies BatchAuditEventResponse)
+              : withStatus(202)(accepted(outcome.ids))
+          }).pipe(orProblem)))
       .handle("queryAuditEvents", ({ urlParams }) =>
         Effect.gen(function* () {
           const filters = yield* resolveFilters(urlParams)

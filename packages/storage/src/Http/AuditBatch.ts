@@ -77,10 +77,12 @@ const body = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effe
 })
 
 /** The decoded batch; a body the contract rejects fails with the same `HttpApiDecodeError` as before. */
-export const batchPayload: Effect.Effect<ReadonlyArray<AuditEventInput>, HttpApiDecodeError, HttpServerRequest.HttpServerRequest> =
-  Effect.flatMap(body, (raw) => {
+export const batchPayload: Effect.Effect<ReadonlyArray<AuditEventInput>, HttpApiDecodeError, HttpServerRequest.HttpServerRequest> = Effect.flatMap(
+  body,
+  (raw) => {
     const fast = fastDecode(raw)
     return fast !== undefined
       ? Effect.succeed(fast)
       : decodeBatch(raw).pipe(Effect.catchIf(ParseResult.isParseError, HttpApiDecodeError.refailParseError))
-  })
+  }
+)

@@ -36,7 +36,10 @@ export const StorageAuthLive = Layer.effect(
     }
   })
 ).pipe(
-  Layer.provide(Layer.unwrapEffect(Effect.map(StorageConfig, (c) =>
-    EndpointAccess.layer(StorageApi, { serviceName: c.serviceName, apiGroup: c.apiGroup, tokenCacheTTL: c.tokenCacheTTL })))),
+  Layer.provide(
+    Layer.unwrapEffect(
+      Effect.map(StorageConfig, (c) => EndpointAccess.layer(StorageApi, { serviceName: c.serviceName, apiGroup: c.apiGroup, tokenCacheTTL: c.tokenCacheTTL }))
+    )
+  ),
   Layer.provide(Layer.mergeAll(Auth.Default.pipe(Layer.provide(AuthConfig.layer())), Sar.Default))
 )

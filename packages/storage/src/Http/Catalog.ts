@@ -41,9 +41,7 @@ export const WorkflowsHttp = HttpApiBuilder.group(StorageApi, "workflows", (hand
       .handle("createWorkflow", ({ payload }) =>
         // Lone surrogates would reach the jsonb copy of the parsed spec, which refuses them (see Normalise.ts).
         workflows.register({ ...payload, content: wellFormed(payload.content) }).pipe(
-          Effect.map((r) =>
-            r._tag === "Created" ? withStatus(201)(new WorkflowCreated(r.workflow)) : withStatus(200)(new WorkflowUnchanged(r.workflow))
-          ),
+          Effect.map((r) => r._tag === "Created" ? withStatus(201)(new WorkflowCreated(r.workflow)) : withStatus(200)(new WorkflowUnchanged(r.workflow))),
           orProblem
         ))
       .handle("listWorkflows", ({ urlParams }) => workflows.list(urlParams).pipe(orProblem))
@@ -54,10 +52,11 @@ export const WorkflowsHttp = HttpApiBuilder.group(StorageApi, "workflows", (hand
         workflows.setStatus(path.workflow_id, payload.status, payload.disabledBy, payload.disabledReason).pipe(orProblem))
       .handle("disableWorkflow", ({ path, payload }) =>
         workflows.setStatus(path.workflow_id, "Disabled", payload.updatedBy, payload.reason).pipe(orProblem))
-      .handle("enableWorkflow", ({ path, payload }) =>
-        workflows.setStatus(path.workflow_id, "Active", payload.updatedBy, payload.reason).pipe(orProblem))
-      .handle("deprecateWorkflow", ({ path, payload }) =>
-        workflows.setStatus(path.workflow_id, "Deprecated", payload.updatedBy, payload.reason).pipe(orProblem))
+      .handle("enableWorkflow", ({ path, payload }) => workflows.setStatus(path.workflow_id, "Active", payload.updatedBy, payload.reason).pipe(orProblem))
+      .handle(
+        "deprecateWorkflow",
+        ({ path, payload }) => workflows.setStatus(path.workflow_id, "Deprecated", payload.updatedBy, payload.reason).pipe(orProblem)
+      )
   }))
 
 export const ActionTypesHttp = HttpApiBuilder.group(StorageApi, "actionTypes", (handlers) =>
@@ -74,7 +73,9 @@ export const ActionTypesHttp = HttpApiBuilder.group(StorageApi, "actionTypes", (
       .handle("disableActionType", ({ path, payload }) =>
         actionTypes.disable(path.name, payload.disabledBy).pipe(
           Effect.catchAll((e): Effect.Effect<never, ActionTypeDisableDeniedProblem | BadRequestProblem | NotFoundProblem | ServiceUnavailableProblem> =>
-            e._tag === "ActionTypeInUse" ? denied(e) : problem(e))
+            e._tag === "ActionTypeInUse" ? denied(e) : problem(e)
+          )
         ))
-      .handle("getActionTypeWorkflowCount", ({ path }) => actionTypes.workflowCount(path.name).pipe(orProblem))
+      .handle("getActionTypeWorkflowCount", ({ path }) =>
+        actionTypes.workflowCount(path.name).pipe(orProblem))
   }))

@@ -42,12 +42,11 @@ export const ComplianceHttp = HttpApiBuilder.group(StorageApi, "compliance", (ha
             tampered_events: report.findings,
             ...(first === undefined ? {} : { first_tampered_event_id: first.event_id }),
             verification_time: (yield* now).toISOString(),
-            message:
-              report.total === 0
-                ? "no events for this correlation_id"
-                : first === undefined
-                ? `hash chain intact: ${report.verified} of ${report.total} events verified`
-                : `hash chain broken: ${report.findings.length} event(s) failed verification, first ${first.event_id}: ${first.message}`
+            message: report.total === 0
+              ? "no events for this correlation_id"
+              : first === undefined
+              ? `hash chain intact: ${report.verified} of ${report.total} events verified`
+              : `hash chain broken: ${report.findings.length} event(s) failed verification, first ${first.event_id}: ${first.message}`
           }
         }).pipe(orProblem))
       .handle("placeLegalHold", ({ payload }) =>
@@ -96,12 +95,12 @@ export const ComplianceHttp = HttpApiBuilder.group(StorageApi, "compliance", (ha
           }
         }).pipe(orProblem))
       .handle("getEffectivenessScore", ({ path }) => insights.effectiveness(path.correlation_id).pipe(orProblem))
-      .handle("getWorkflowEffectiveness", ({ urlParams }) =>
-        insights.workflowEffectiveness(urlParams.workflow_id, urlParams.namespace).pipe(orProblem))
+      .handle("getWorkflowEffectiveness", ({ urlParams }) => insights.workflowEffectiveness(urlParams.workflow_id, urlParams.namespace).pipe(orProblem))
       .handle("getRemediationHistoryContext", ({ urlParams }) => insights.history(urlParams).pipe(orProblem))
   }))
 
 export const PublicHttp = HttpApiBuilder.group(StorageApi, "public", (handlers) =>
-  Effect.map(ExportSigner, (signer) => handlers
-    .handle("exportSigningKey", () => Effect.succeed(signer.jwks))
-    .handle("exportSigningKeyPem", () => Effect.succeed(signer.publicKeyPem))))
+  Effect.map(ExportSigner, (signer) =>
+    handlers
+      .handle("exportSigningKey", () => Effect.succeed(signer.jwks))
+      .handle("exportSigningKeyPem", () => Effect.succeed(signer.publicKeyPem))))

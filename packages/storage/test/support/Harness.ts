@@ -111,7 +111,10 @@ export const harnessLayer = (
  */
 const storageGrants = (subject: { readonly kind: string; readonly name: string; readonly namespace?: string }) => {
   const role = (name: string, rules: ReadonlyArray<object>) => ({
-    apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name }, rules
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name },
+    rules
   })
   const binding = (name: string) => ({
     apiVersion: "rbac.authorization.k8s.io/v1",
@@ -139,7 +142,13 @@ export const auditEvent = (overrides: Record<string, unknown> = {}) => ({
   correlation_id: "rr-test",
   actor_type: "user",
   actor_id: "alice",
-  event_data: { event_type: "apifrontend.tool.executed", tool_name: "svc_list_remediations", session_id: "s-1", execution_duration_ms: 12, tool_outcome: "success" },
+  event_data: {
+    event_type: "apifrontend.tool.executed",
+    tool_name: "svc_list_remediations",
+    session_id: "s-1",
+    execution_duration_ms: 12,
+    tool_outcome: "success"
+  },
   ...overrides
 })
 

@@ -61,8 +61,10 @@ export const testDatabaseUrl = Effect.gen(function* () {
   const configured = yield* Config.option(Config.string("TEST_DATABASE_URL")).pipe(Effect.withConfigProvider(ConfigProvider.fromEnv()))
   const server = Option.isSome(configured) ? configured.value : Redacted.value(yield* embedded)
   const name = `kubemend_test_${randomBytes(6).toString("hex")}`
-  yield* Effect.acquireRelease(admin(server, `CREATE DATABASE ${name}`), () =>
-    admin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.catchAllCause(() => Effect.void)))
+  yield* Effect.acquireRelease(
+    admin(server, `CREATE DATABASE ${name}`),
+    () => admin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.catchAllCause(() => Effect.void))
+  )
   const url = new URL(server)
   url.pathname = `/${name}`
   return url.toString()

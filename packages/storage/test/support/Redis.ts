@@ -15,7 +15,8 @@ export const redisUrl = (() => {
   return url.toString()
 })()
 
-const clientFor = (url: string) => new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 })
+const clientFor = (url: string) =>
+  new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 })
 
 /** Why Redis cannot be used, or undefined when it answers PING. */
 const probeRedis = async (): Promise<string | undefined> => {

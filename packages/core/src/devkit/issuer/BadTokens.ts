@@ -73,7 +73,8 @@ export const makeBadTokens = (ring: KeyRing, defaults: Defaults): BadTokens => {
       const c = yield* claims()
       return yield* Effect.promise(() =>
         new SignJWT(c).setProtectedHeader({ alg: "HS256", typ: "JWT", kid: ring.current("RS256").kid })
-          .sign(new TextEncoder().encode(pem)))
+          .sign(new TextEncoder().encode(pem))
+      )
     }),
     algNone: (spelling = "none") => Effect.map(claims(), (c) => unsigned({ alg: spelling, typ: "JWT" }, c, "")),
     unknownKid: (kid) =>
@@ -81,8 +82,7 @@ export const makeBadTokens = (ring: KeyRing, defaults: Defaults): BadTokens => {
         const pair = yield* attacker
         return yield* sign(ring, yield* claims(), { key: pair.privateKey, kid: kid ?? `unknown-${Math.random().toString(36).slice(2)}` })
       }),
-    psychicEcdsa: Effect.map(claims(), (c) =>
-      unsigned({ alg: "ES256", typ: "JWT", kid: ring.current("ES256").kid }, c, base64url.encode(new Uint8Array(64)))),
+    psychicEcdsa: Effect.map(claims(), (c) => unsigned({ alg: "ES256", typ: "JWT", kid: ring.current("ES256").kid }, c, base64url.encode(new Uint8Array(64)))),
     embeddedJwk: attackerSigned((jwk) => ({ jwk })),
     jku: (url) => attackerSigned(() => ({ jku: url })),
     x5u: (url) => attackerSigned(() => ({ x5u: url })),

@@ -43,8 +43,11 @@ export interface Defaults {
 export const withDefaults = (claims: Claims, defaults: Defaults) =>
   Effect.map(Clock.currentTimeMillis, (millis): Claims => {
     const now = Math.floor(millis / 1000)
-    const name = typeof claims.preferred_username === "string" ? claims.preferred_username
-      : typeof claims.sub === "string" ? claims.sub : "dev-user"
+    const name = typeof claims.preferred_username === "string" ?
+      claims.preferred_username
+      : typeof claims.sub === "string"
+      ? claims.sub
+      : "dev-user"
     const merged: Claims = {
       sub: name,
       preferred_username: name,

@@ -59,8 +59,7 @@ const objectPath = (rt: ResourceType, ref: (rt: ResourceType) => Record<string, 
   }
 }
 
-const pathOf = (rt: ResourceType) =>
-  `/${gvPath(rt.group, rt.version)}${rt.namespaced ? "/namespaces/{namespace}" : ""}/${rt.plural}/{name}`
+const pathOf = (rt: ResourceType) => `/${gvPath(rt.group, rt.version)}${rt.namespaced ? "/namespaces/{namespace}" : ""}/${rt.plural}/{name}`
 
 const typesOf = (registry: ResourceRegistry, group: string, version: string) =>
   registry.all().filter((t) => t.group === group && t.version === version && t.verbs.includes("get"))
@@ -119,5 +118,4 @@ export const openApiFor = (registry: ResourceRegistry, schemaOf: SchemaOf, pathn
 }
 
 /** A client that accepts only protobuf (client-go's v2 request) gets 406 from `/openapi/v2`. */
-export const acceptsJson = (accept: string | undefined): boolean =>
-  accept === undefined || accept === "" || /application\/json|\*\/\*/.test(accept)
+export const acceptsJson = (accept: string | undefined): boolean => accept === undefined || accept === "" || /application\/json|\*\/\*/.test(accept)

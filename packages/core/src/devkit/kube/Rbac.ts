@@ -55,8 +55,7 @@ interface Binding {
 
 const rbac = "rbac.authorization.k8s.io"
 
-const has = (list: ReadonlyArray<string> | undefined, value: string) =>
-  (list ?? []).includes("*") || (list ?? []).includes(value)
+const has = (list: ReadonlyArray<string> | undefined, value: string) => (list ?? []).includes("*") || (list ?? []).includes(value)
 
 const resourceMatches = (rule: PolicyRule, a: AccessAttributes): boolean => {
   const combined = a.subresource ? `${a.resource}/${a.subresource}` : a.resource ?? ""

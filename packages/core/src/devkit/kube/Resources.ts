@@ -25,12 +25,10 @@ export interface ResourceType {
 
 export const crudVerbs = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"] as const
 
-export const groupVersion = (rt: Pick<ResourceType, "group" | "version">): string =>
-  rt.group === "" ? rt.version : `${rt.group}/${rt.version}`
+export const groupVersion = (rt: Pick<ResourceType, "group" | "version">): string => rt.group === "" ? rt.version : `${rt.group}/${rt.version}`
 
 /** `plural.group` as Kubernetes writes it in messages (`pods`, `deployments.apps`). */
-export const groupResource = (rt: Pick<ResourceType, "group" | "plural">): string =>
-  rt.group === "" ? rt.plural : `${rt.plural}.${rt.group}`
+export const groupResource = (rt: Pick<ResourceType, "group" | "plural">): string => rt.group === "" ? rt.plural : `${rt.plural}.${rt.group}`
 
 /** Objects of one kind share storage across the versions of their group. */
 export const storageKey = (rt: Pick<ResourceType, "group" | "plural">): string => `${rt.group}/${rt.plural}`
@@ -61,9 +59,17 @@ const make = (group: string, version: string, e: Entry): ResourceType => ({
 })
 
 const eventFields = [
-  "involvedObject.kind", "involvedObject.name", "involvedObject.namespace", "involvedObject.uid",
-  "involvedObject.apiVersion", "involvedObject.fieldPath", "involvedObject.resourceVersion",
-  "reason", "reportingComponent", "source", "type"
+  "involvedObject.kind",
+  "involvedObject.name",
+  "involvedObject.namespace",
+  "involvedObject.uid",
+  "involvedObject.apiVersion",
+  "involvedObject.fieldPath",
+  "involvedObject.resourceVersion",
+  "reason",
+  "reportingComponent",
+  "source",
+  "type"
 ]
 const eventsV1Fields = ["regarding.kind", "regarding.name", "regarding.namespace", "regarding.uid", "reason", "type"]
 
@@ -93,16 +99,24 @@ const builtins: ReadonlyArray<ResourceType> = [
   make("autoscaling", "v2", { plural: "horizontalpodautoscalers", kind: "HorizontalPodAutoscaler", shortNames: ["hpa"], status: true }),
   make("policy", "v1", { plural: "poddisruptionbudgets", kind: "PodDisruptionBudget", shortNames: ["pdb"], status: true }),
   make("apiextensions.k8s.io", "v1", {
-    plural: "customresourcedefinitions", kind: "CustomResourceDefinition", namespaced: false,
-    shortNames: ["crd", "crds"], status: true
+    plural: "customresourcedefinitions",
+    kind: "CustomResourceDefinition",
+    namespaced: false,
+    shortNames: ["crd", "crds"],
+    status: true
   }),
   // Real clusters serve Event in two groups: the ambiguous kind the REST mapper must handle.
   make("events.k8s.io", "v1", { plural: "events", kind: "Event", shortNames: ["ev"], fields: eventsV1Fields }),
   make("authorization.k8s.io", "v1", {
-    plural: "subjectaccessreviews", kind: "SubjectAccessReview", namespaced: false, verbs: ["create"]
+    plural: "subjectaccessreviews",
+    kind: "SubjectAccessReview",
+    namespaced: false,
+    verbs: ["create"]
   }),
   make("authorization.k8s.io", "v1", {
-    plural: "localsubjectaccessreviews", kind: "LocalSubjectAccessReview", verbs: ["create"]
+    plural: "localsubjectaccessreviews",
+    kind: "LocalSubjectAccessReview",
+    verbs: ["create"]
   }),
   make("authentication.k8s.io", "v1", { plural: "tokenreviews", kind: "TokenReview", namespaced: false, verbs: ["create"] }),
   // What an SRE looks at in an incident (nodes, storage, quotas, autoscaling, disruption budgets) and the usage
@@ -138,8 +152,7 @@ export const platformKinds: ReadonlyArray<readonly [plural: string, kind: string
 ]
 
 /** Kinds answered by a handler instead of storage (create-only reviews). */
-export const isReview = (rt: ResourceType): boolean =>
-  rt.group === "authorization.k8s.io" || rt.group === "authentication.k8s.io"
+export const isReview = (rt: ResourceType): boolean => rt.group === "authorization.k8s.io" || rt.group === "authentication.k8s.io"
 
 export class ResourceRegistry {
   private readonly types: Array<ResourceType>

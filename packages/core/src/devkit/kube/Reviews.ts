@@ -86,15 +86,15 @@ export const subjectAccessReview = (authorizer: Authorizer, body: unknown, local
     ra === undefined
       ? { user, groups, verb: str(nra["verb"]) ?? "", path: str(nra["path"]) ?? "" }
       : {
-          user,
-          groups,
-          verb: str(ra["verb"]) ?? "",
-          group: str(ra["group"]) ?? "",
-          resource: str(ra["resource"]) ?? "",
-          ...(namespace === undefined ? {} : { namespace }),
-          ...(str(ra["subresource"]) === undefined ? {} : { subresource: str(ra["subresource"])! }),
-          ...(str(ra["name"]) === undefined ? {} : { name: str(ra["name"])! })
-        }
+        user,
+        groups,
+        verb: str(ra["verb"]) ?? "",
+        group: str(ra["group"]) ?? "",
+        resource: str(ra["resource"]) ?? "",
+        ...(namespace === undefined ? {} : { namespace }),
+        ...(str(ra["subresource"]) === undefined ? {} : { subresource: str(ra["subresource"])! }),
+        ...(str(ra["name"]) === undefined ? {} : { name: str(ra["name"])! })
+      }
   )
   return {
     apiVersion: "authorization.k8s.io/v1",

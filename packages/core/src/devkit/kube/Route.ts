@@ -7,16 +7,16 @@ export type Route =
   | { readonly type: "group"; readonly group: string }
   | { readonly type: "resources"; readonly group: string; readonly version: string }
   | {
-      readonly type: "resource"
-      readonly group: string
-      readonly version: string
-      readonly plural: string
-      readonly namespace?: string
-      readonly name?: string
-      readonly subresource?: string
-      /** Legacy `/watch/` path prefix. */
-      readonly watchPath: boolean
-    }
+    readonly type: "resource"
+    readonly group: string
+    readonly version: string
+    readonly plural: string
+    readonly namespace?: string
+    readonly name?: string
+    readonly subresource?: string
+    /** Legacy `/watch/` path prefix. */
+    readonly watchPath: boolean
+  }
   | { readonly type: "unknown" }
 
 /**

@@ -40,13 +40,13 @@ const notFoundError = () => new ApiError(404, "NotFound", "the server could not 
 const attributesOf = (route: Route, method: string, watch: boolean): RequestAttributes =>
   route.type === "resource"
     ? {
-        verb: verbOf(method, route.name !== undefined, watch),
-        group: route.group,
-        resource: route.plural,
-        ...(route.subresource === undefined ? {} : { subresource: route.subresource }),
-        ...(route.namespace === undefined ? {} : { namespace: route.namespace }),
-        ...(route.name === undefined ? {} : { name: route.name })
-      }
+      verb: verbOf(method, route.name !== undefined, watch),
+      group: route.group,
+      resource: route.plural,
+      ...(route.subresource === undefined ? {} : { subresource: route.subresource }),
+      ...(route.namespace === undefined ? {} : { namespace: route.namespace }),
+      ...(route.name === undefined ? {} : { name: route.name })
+    }
     : { verb: method === "GET" ? "get" : method.toLowerCase() }
 
 const writeJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {

@@ -1,10 +1,5 @@
 /** Label selectors (core's K8s/LabelSelector.ts, refusals as 400s) and field selectors with the real server's grammar. */
-import {
-  LabelSelectorError,
-  parseLabelSelector as parseText,
-  type Requirement,
-  splitTop
-} from "../../K8s/LabelSelector.ts"
+import { LabelSelectorError, parseLabelSelector as parseText, type Requirement, splitTop } from "../../K8s/LabelSelector.ts"
 import { badRequest } from "./Status.ts"
 
 export { matchLabels, type Requirement } from "../../K8s/LabelSelector.ts"
@@ -33,14 +28,14 @@ export const parseFieldSelector = (
   text === undefined
     ? []
     : splitTop(text).map((part) => {
-        const m = /^([^!=]+?)\s*(==|=|!=)\s*(.*)$/.exec(part)
-        if (!m) throw badRequest(`invalid selector: '${part}'; can't understand '${part}'`)
-        const field = m[1]!.trim()
-        if (field !== "metadata.name" && field !== "metadata.namespace" && !allowed.includes(field)) {
-          throw badRequest(`field label not supported: ${field} for ${kind}`)
-        }
-        return { field, negate: m[2] === "!=", value: m[3]!.trim() }
-      })
+      const m = /^([^!=]+?)\s*(==|=|!=)\s*(.*)$/.exec(part)
+      if (!m) throw badRequest(`invalid selector: '${part}'; can't understand '${part}'`)
+      const field = m[1]!.trim()
+      if (field !== "metadata.name" && field !== "metadata.namespace" && !allowed.includes(field)) {
+        throw badRequest(`field label not supported: ${field} for ${kind}`)
+      }
+      return { field, negate: m[2] === "!=", value: m[3]!.trim() }
+    })
 
 const fieldValue = (object: unknown, path: string): string => {
   let current: unknown = object

@@ -114,8 +114,7 @@ export const start = async (options: DevKubeOptions = {}): Promise<DevKube> => {
     delete: removeObject,
     seed: (items) => seedObjects(objects, items),
     seedYaml: (text) => seedObjects(objects, parseYaml(text)),
-    registerServiceAccountToken: (namespace, name, tokenOptions) =>
-      tokens.registerServiceAccount(namespace, name, tokenOptions),
+    registerServiceAccountToken: (namespace, name, tokenOptions) => tokens.registerServiceAccount(namespace, name, tokenOptions),
     registerToken: (token, user) => tokens.register(token, user),
     revokeToken: (token) => tokens.revoke(token),
     requests: () => [...log],

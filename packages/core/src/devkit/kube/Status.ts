@@ -72,8 +72,7 @@ export class ApiError extends Error {
 
 const target = (rt: ResourceType, name: string): StatusDetails => ({ name, group: rt.group, kind: rt.plural })
 
-export const notFound = (rt: ResourceType, name: string) =>
-  new ApiError(404, "NotFound", `${groupResource(rt)} "${name}" not found`, target(rt, name))
+export const notFound = (rt: ResourceType, name: string) => new ApiError(404, "NotFound", `${groupResource(rt)} "${name}" not found`, target(rt, name))
 
 export const alreadyExists = (rt: ResourceType, name: string) =>
   new ApiError(409, "AlreadyExists", `${groupResource(rt)} "${name}" already exists`, target(rt, name))
@@ -106,7 +105,11 @@ export const methodNotAllowed = (method: string) =>
 export const gone = (message: string) => new ApiError(410, "Expired", message)
 
 export const unsupportedMediaType = (type: string) =>
-  new ApiError(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got ${type})`)
+  new ApiError(
+    415,
+    "UnsupportedMediaType",
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got ${type})`
+  )
 
 /** The failure a fault injects; 429 carries retryAfterSeconds like the real server's priority-and-fairness answer. */
 export const injected = (code: number, message?: string, retryAfterSeconds?: number) =>

@@ -36,7 +36,7 @@ const rootKeys = new Set(["apiVersion", "kind", "metadata"])
 /** Fills defaults and drops fields the schema does not know, in place (the object is the server's own copy). */
 export const defaultAndPrune = (value: unknown, schema: JsonSchema, root = true): void => {
   if (Array.isArray(value)) {
-    if (schema.items) for (const item of value) defaultAndPrune(item, schema.items, false)
+    if (schema.items) { for (const item of value) defaultAndPrune(item, schema.items, false) }
     return
   }
   if (!isObject(value)) return
@@ -54,8 +54,7 @@ export const defaultAndPrune = (value: unknown, schema: JsonSchema, root = true)
   }
 }
 
-const typeOf = (v: unknown): string =>
-  v === null ? "null" : Array.isArray(v) ? "array" : Number.isInteger(v) ? "integer" : typeof v
+const typeOf = (v: unknown): string => v === null ? "null" : Array.isArray(v) ? "array" : Number.isInteger(v) ? "integer" : typeof v
 
 const typeMatches = (schema: JsonSchema, v: unknown): boolean => {
   if (schema["x-kubernetes-int-or-string"] === true) return typeof v === "string" || Number.isInteger(v)

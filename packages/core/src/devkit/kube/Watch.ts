@@ -76,8 +76,15 @@ export class WatchHub {
       if (change.key !== key) return
       const now = selected(change.object) && change.type !== "DELETED"
       const before = selected(change.previous)
-      const type = change.type === "DELETED" ? (before ? "DELETED" : undefined)
-        : now && before ? "MODIFIED" : now ? "ADDED" : before ? "DELETED" : undefined
+      const type = change.type === "DELETED" ?
+        (before ? "DELETED" : undefined)
+        : now && before
+        ? "MODIFIED"
+        : now
+        ? "ADDED"
+        : before
+        ? "DELETED"
+        : undefined
       if (type !== undefined) send(type, this.objects.present(w.rt, change.object))
     }
 

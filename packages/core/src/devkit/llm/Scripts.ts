@@ -40,8 +40,7 @@ const textOf = (content: unknown): string =>
     ? content.map((part) => (typeof part === "object" && part !== null && "text" in part ? String(part.text) : "")).join("")
     : ""
 
-export const firstUserText = (messages: ReadonlyArray<WireMessage>) =>
-  textOf(messages.find((m) => m.role === "user")?.content)
+export const firstUserText = (messages: ReadonlyArray<WireMessage>) => textOf(messages.find((m) => m.role === "user")?.content)
 
 /** The script for a conversation: the first whose `match` occurs in the first user message, else the default. */
 export const chooseScript = (scripts: ReadonlyArray<Script>, messages: ReadonlyArray<WireMessage>) => {
@@ -104,7 +103,8 @@ export const defaultInvestigation: Script = {
     {
       json: {
         root_cause: "Container {{resource_name|unknown}} is restarting: the process exits after running out of memory",
-        analysis: "The {{resource_kind|Pod}} {{resource_namespace|default}}/{{resource_name|unknown}} is in CrashLoopBackOff; the last termination reason is OOMKilled.",
+        analysis:
+          "The {{resource_kind|Pod}} {{resource_namespace|default}}/{{resource_name|unknown}} is in CrashLoopBackOff; the last termination reason is OOMKilled.",
         root_cause_analysis: {
           summary: "Memory limit too low for the workload",
           severity: "{{severity|high}}",

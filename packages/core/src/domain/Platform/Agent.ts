@@ -28,8 +28,7 @@ export const LlmProvider = Enum(...LlmProviderValues)
 export type LlmProvider = typeof LlmProvider.Type
 
 /** The provider the agent's adapters know: `vertexAi` is `vertex_ai`. */
-export const normalizeLlmProvider = (p: LlmProvider): Exclude<LlmProvider, "vertexAi"> =>
-  p === "vertexAi" ? "vertex_ai" : p
+export const normalizeLlmProvider = (p: LlmProvider): Exclude<LlmProvider, "vertexAi"> => p === "vertexAi" ? "vertex_ai" : p
 
 /** Providers that need an explicit `endpoint` (for openai the operator appends `/v1`). */
 export const ProvidersRequiringEndpoint: ReadonlySet<LlmProvider> = new Set<LlmProvider>([

@@ -43,8 +43,7 @@ export const RoleBinding = Schema.transform(
   ),
   {
     strict: true,
-    decode: (b) =>
-      b.role !== undefined ? { role: b.role, groups: b.groups } : { clusterRoleName: b.clusterRoleName ?? "", groups: b.groups },
+    decode: (b) => b.role !== undefined ? { role: b.role, groups: b.groups } : { clusterRoleName: b.clusterRoleName ?? "", groups: b.groups },
     encode: (b) => ("role" in b ? { role: b.role, groups: b.groups } : { clusterRoleName: b.clusterRoleName, groups: b.groups })
   }
 )
@@ -126,8 +125,10 @@ export const Console = Schema.Struct({
   ),
   resources: optional(Loose)
 }).pipe(
-  Schema.filter((c) => !c.enabled || c.auth?.secretName !== undefined || {
-    path: ["auth", "secretName"],
-    message: "is required when console.enabled is true"
-  })
+  Schema.filter((c) =>
+    !c.enabled || c.auth?.secretName !== undefined || {
+      path: ["auth", "secretName"],
+      message: "is required when console.enabled is true"
+    }
+  )
 )

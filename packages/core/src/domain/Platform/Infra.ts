@@ -18,10 +18,9 @@ export const Image = Schema.Struct({
 /** TLS modes of the database connection; `disable` is rejected (connections are always encrypted). */
 export const SslMode = Schema.Literal("require", "verify-ca", "verify-full").annotations({
   message: (issue) => ({
-    message:
-      "actual" in issue && issue.actual === "disable"
-        ? "sslMode \"disable\" is not allowed: use require, verify-ca or verify-full"
-        : "must be one of require, verify-ca, verify-full",
+    message: "actual" in issue && issue.actual === "disable"
+      ? "sslMode \"disable\" is not allowed: use require, verify-ca or verify-full"
+      : "must be one of require, verify-ca, verify-full",
     override: true
   })
 })
@@ -71,10 +70,12 @@ export const Ansible = Schema.Struct({
   tokenSecretRef: optional(secretKeyRef("token")),
   caCertSecretRef: optional(secretKeyRef("ca.crt"))
 }).pipe(
-  Schema.filter((a) => !a.enabled || a.apiURL !== undefined || {
-    path: ["apiURL"],
-    message: "is required when ansible.enabled is true"
-  })
+  Schema.filter((a) =>
+    !a.enabled || a.apiURL !== undefined || {
+      path: ["apiURL"],
+      message: "is required when ansible.enabled is true"
+    }
+  )
 )
 
 const Replicas = Int.pipe(Schema.between(1, 50, { message: () => "must be between 1 and 50" }))

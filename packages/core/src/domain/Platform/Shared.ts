@@ -23,8 +23,7 @@ export const Shutdown = Schema.Struct({
 })
 
 /** A key in a Secret. */
-export const secretKeyRef = (defaultKey: string) =>
-  Schema.Struct({ name: NonEmpty, key: withDefault(Schema.String, defaultKey) })
+export const secretKeyRef = (defaultKey: string) => Schema.Struct({ name: NonEmpty, key: withDefault(Schema.String, defaultKey) })
 
 export const HttpsUrl = Schema.String.pipe(Schema.filter((s) => s.startsWith("https://") || "must be an https:// URL"))
 
