@@ -1,6 +1,7 @@
 /**
- * The interactive MCP believes an acting user only from a verified JWT or from the gateway's ServiceAccount; identity
- * headers from anyone else are ignored and audited, and unverifiable tokens are refused.
+ * The interactive MCP admits only a verified JWT or a ServiceAccount holding `agent-client`, and believes an acting
+ * user only from the JWT or from the gateway's ServiceAccount; identity headers from any other admitted caller are
+ * ignored and audited, and everyone else is refused (401 no or unverifiable token, 403 no grant).
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Either, Layer, Option } from "effect"
@@ -12,6 +13,9 @@ import { Callers } from "../src/Interactive/Callers.ts"
 
 const gatewayToken = "gateway-sa-token"
 const otherToken = "other-sa-token"
+const controllerToken = "controller-sa-token"
+const controller = "system:serviceaccount:kubemend-operator:kubemend-operator"
+const gateway = "system:serviceaccount:kubemend-system:kubemend-gateway"
 
 const TestCallers = Layer.unwrapEffect(
   Effect.map(DevIssuer, (issuer) =>
@@ -23,9 +27,11 @@ const TestCallers = Layer.unwrapEffect(
       Layer.provide(K8sMemory.layer({
         namespace: "kubemend-system",
         tokens: {
-          [gatewayToken]: { username: "system:serviceaccount:kubemend-system:kubemend-gateway", groups: ["system:serviceaccounts"] },
+          [gatewayToken]: { username: gateway, groups: ["system:serviceaccounts"] },
+          [controllerToken]: { username: controller, groups: ["system:serviceaccounts"] },
           [otherToken]: { username: "system:serviceaccount:apps:scraper", groups: ["system:serviceaccounts"] }
-        }
+        },
+        allow: [gateway, controller].map((user) => ({ user, verb: "create", resource: "services", name: "kubemend-agent" }))
       }))
     ))
 ).pipe(Layer.provideMerge(Layer.merge(DevIssuer.layer(), Audit.layerRecording)))
@@ -47,18 +53,22 @@ describe("interactive callers", () => {
         assert.deepInclude(yield* ignoredClaims, ["carol", "mallory"])
       }))
 
-    it.effect("identity headers without a verified caller are ignored and audited", () =>
+    it.effect("no token, or a ServiceAccount without agent-client: refused (401, 403) whatever the headers claim", () =>
       Effect.gen(function* () {
         const callers = yield* Callers
-        const anonymous = yield* callers.resolve({ "x-kubemend-user": "dave", "x-kubemend-groups": "sre, ops" })
-        assert.isTrue(Option.isNone(anonymous.caller))
-        assert.isFalse(anonymous.delegate)
-        const other = yield* callers.resolve({ authorization: `Bearer ${otherToken}`, "x-kubemend-user": "erin" })
-        assert.isTrue(Option.isNone(other.caller))
-        assert.isFalse(other.delegate)
-        const claims = yield* ignoredClaims
-        assert.deepInclude(claims, ["anonymous", "dave"])
-        assert.deepInclude(claims, ["system:serviceaccount:apps:scraper", "erin"])
+        const anonymous = yield* Effect.flip(callers.resolve({ "x-kubemend-user": "dave", "x-kubemend-groups": "sre, ops" }))
+        assert.deepStrictEqual([anonymous.error._tag, anonymous.user], ["Unauthenticated", undefined])
+        const other = yield* Effect.flip(callers.resolve({ authorization: `Bearer ${otherToken}`, "x-kubemend-user": "erin" }))
+        assert.deepStrictEqual([other.error._tag, other.user], ["Forbidden", "system:serviceaccount:apps:scraper"])
+      }))
+
+    it.effect("a platform ServiceAccount that is not the gateway is admitted, but its identity headers are ignored and audited", () =>
+      Effect.gen(function* () {
+        const callers = yield* Callers
+        const acting = yield* callers.resolve({ authorization: `Bearer ${controllerToken}`, "x-kubemend-user": "erin" })
+        assert.isTrue(Option.isNone(acting.caller))
+        assert.isFalse(acting.delegate)
+        assert.deepInclude(yield* ignoredClaims, [controller, "erin"])
       }))
 
     it.effect("the gateway's ServiceAccount passes the user it authenticated", () =>
@@ -85,7 +95,8 @@ describe("interactive callers", () => {
           const refused = yield* Effect.either(callers.resolve({ authorization: `Bearer ${token}`, "x-kubemend-user": "mallory" }))
           assert.isTrue(Either.isLeft(refused), token.slice(0, 20))
         }
-        assert.isTrue(Either.isLeft(yield* Effect.either(callers.resolve({ "x-kubemend-user": "eve\u0007" }))))
+        const control = yield* Effect.flip(callers.resolve({ authorization: `Bearer ${gatewayToken}`, "x-kubemend-user": "eve\u0007" }))
+        assert.strictEqual(control.error._tag, "Unauthenticated")
       }))
   })
 })

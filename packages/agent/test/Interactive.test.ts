@@ -7,7 +7,7 @@ import { K8s } from "@kubemend/core/K8s"
 import { K8sMemory } from "@kubemend/core/K8s/Memory"
 import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
 import { connect, type Result, text } from "./McpClient.ts"
-import { AgentTest, appNs, auditEvents, baseUrl, client, cluster, incident, restartId } from "./support.ts"
+import { AgentTest, appNs, auditEvents, baseUrl, client, cluster, gatewayToken, incident, restartId } from "./support.ts"
 
 const conversation: Script = {
   name: "interactive",
@@ -175,18 +175,26 @@ layer(AgentTest({ scripts: [conversation, existing], seed }), { excludeTestServi
       assert.strictEqual(loud.human_review_reason, "operator_escalation")
     }))
 
-  it.scoped("without an identity a call is refused; bad arguments are a tool error; a body too deep is -32600", () =>
+  it.scoped("without a token the MCP refuses to connect; without an acting user a call is refused; bad arguments are a tool error; a body too deep is -32600", () =>
     Effect.gen(function* () {
       const url = yield* baseUrl
       const anon = new Client({ name: "anon", version: "1.0.0" })
+      const refused = yield* Effect.flip(Effect.tryPromise(() => anon.connect(new StreamableHTTPClientTransport(new URL(`${url}/api/v1/mcp`)))))
+      assert.include(String(refused.error), "401")
+      // The gateway's ServiceAccount naming nobody.
+      const nobody = new Client({ name: "nobody", version: "1.0.0" })
       yield* Effect.acquireRelease(
-        Effect.promise(() => anon.connect(new StreamableHTTPClientTransport(new URL(`${url}/api/v1/mcp`)))),
-        () => Effect.promise(() => anon.close())
+        Effect.promise(() =>
+          nobody.connect(
+            new StreamableHTTPClientTransport(new URL(`${url}/api/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${gatewayToken}` } } })
+          )
+        ),
+        () => Effect.promise(() => nobody.close())
       )
-      const r = (yield* Effect.promise(() => anon.callTool({ name: "svc_investigate", arguments: { rr_id: "rr-x", action: "start" } }))) as Result
+      const r = (yield* Effect.promise(() => nobody.callTool({ name: "svc_investigate", arguments: { rr_id: "rr-x", action: "start" } }))) as Result
       assert.isTrue(r.isError)
       assert.include(text(r), "no acting user")
-      const bad = (yield* Effect.promise(() => anon.callTool({ name: "svc_investigate", arguments: { rr_id: "../etc", action: "start" } }))) as Result
+      const bad = (yield* Effect.promise(() => nobody.callTool({ name: "svc_investigate", arguments: { rr_id: "../etc", action: "start" } }))) as Result
       assert.isTrue(bad.isError)
       assert.include(text(bad), "invalid arguments")
       // A body nesting 50,000 levels is refused as the request it is, not a 500 from deep inside the MCP SDK.
@@ -199,6 +207,7 @@ layer(AgentTest({ scripts: [conversation, existing], seed }), { excludeTestServi
           headers: {
             "content-type": "application/json",
             accept: "application/json, text/event-stream",
+            authorization: `Bearer ${gatewayToken}`,
             "X-Kubemend-User": "alice",
             "X-Kubemend-Groups": "sre"
           },

@@ -144,7 +144,10 @@ const agentClientBinding = {
   kind: "ClusterRoleBinding",
   metadata: { name: "agent-client-controller" },
   roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "agent-client" },
-  subjects: [{ kind: "ServiceAccount", name: "kubemend-operator", namespace: "kubemend-operator" }]
+  subjects: [
+    { kind: "ServiceAccount", name: "kubemend-operator", namespace: "kubemend-operator" },
+    { kind: "ServiceAccount", name: "kubemend-gateway", namespace }
+  ]
 }
 
 export interface TestOptions {
@@ -197,12 +200,10 @@ export const AgentTest = (options: TestOptions) =>
         [controllerToken]: { username: controllerUser, groups: ["system:serviceaccounts"] },
         [gatewayToken]: { username: gatewayUser, groups: ["system:serviceaccounts"] }
       },
-      allow: [{ user: controllerUser, verb: "get", resource: "services", name: "kubemend-agent" }, {
-        user: controllerUser,
-        verb: "create",
-        resource: "services",
-        name: "kubemend-agent"
-      }]
+      // `agent-client`, as the operator binds it to the analysis controller and the gateway.
+      allow: [controllerUser, gatewayUser].flatMap((user) =>
+        (["get", "create"] as const).map((verb) => ({ user, verb, resource: "services", name: "kubemend-agent" }))
+      )
     }),
     options
   )

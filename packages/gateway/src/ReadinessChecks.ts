@@ -1,12 +1,15 @@
 /**
  * `/readyz` of the gateway: ready only when the token-signing keys of every configured issuer can be loaded and
  * the cluster API, the agent and storage answer. A JWKS success is remembered for a minute so probes do not
- * refetch keys every few seconds.
+ * refetch keys every few seconds. The agent is asked as the gateway itself (its ServiceAccount token, as the event
+ * streams are): the agent refuses tokenless callers, and a refusal of the gateway is a misconfiguration (no
+ * `agent-client` grant) that leaves interactive investigations broken, so it counts as not ready.
  */
 import { Clock, Duration, Effect, Layer, Option } from "effect"
 import { AuthConfig } from "@kubemend/core/Auth"
 import { K8s } from "@kubemend/core/K8s"
 import { Readiness } from "@kubemend/core/Servers"
+import { tokenSource } from "@kubemend/core/ServiceToken"
 import { GatewayConfig } from "./GatewayConfig.ts"
 import { GatewayStorage } from "./GatewayStorage.ts"
 
@@ -17,11 +20,12 @@ const getJson = (url: string, timeout: Duration.Duration) =>
     return (await res.json()) as Record<string, unknown>
   }).pipe(Effect.timeout(timeout))
 
-/** Any HTTP answer below 500 means the service is up. */
-const reachable = (url: string, timeout: Duration.Duration) =>
+/** Any HTTP answer below 500 but a refusal of `token` (401/403) means the service is up and admits the caller. */
+const reachable = (url: string, token: string, timeout: Duration.Duration) =>
   Effect.tryPromise(async (signal) => {
-    const res = await fetch(url, { signal })
+    const res = await fetch(url, { signal, headers: { authorization: `Bearer ${token}` } })
     await res.body?.cancel()
+    if (res.status === 401 || res.status === 403) throw new Error(`${url} refused the gateway's ServiceAccount (${res.status})`)
     if (res.status >= 500) throw new Error(`${url} answered ${res.status}`)
   }).pipe(Effect.timeout(timeout))
 
@@ -33,6 +37,7 @@ export const readinessChecks = Layer.effectDiscard(
     const config = yield* GatewayConfig
     const auth = yield* AuthConfig
     const timeout = config.backendTimeout
+    const agentToken = yield* tokenSource(config.agentToken)
     let keysLoadedAt = -Infinity
 
     const jwks = Effect.gen(function* () {
@@ -57,7 +62,7 @@ export const readinessChecks = Layer.effectDiscard(
       Option.match(config.agentUrl, {
         // Without interactive investigations nothing needs the agent.
         onNone: () => (config.interactiveEnabled ? Effect.fail("agent url not configured") : Effect.void),
-        onSome: (url) => reachable(`${url.replace(/\/+$/, "")}/api/v1/mcp`, timeout)
+        onSome: (url) => Effect.flatMap(agentToken, (token) => reachable(`${url.replace(/\/+$/, "")}/api/v1/mcp`, token, timeout))
       })
     )
   })

@@ -86,8 +86,9 @@ const contract = (name: string, start: Effect.Effect<{ readonly url: string; rea
         const aio = yield* asUser(url, "ai-orchestrator")
         const rr_id = "rr-checkout-crash"
 
+        const bearer = yield* token("sre")
         const tools = yield* Effect.promise(async () => {
-          const t = new StreamableHTTPClientTransport(new URL(`${url}/api/v1/mcp`))
+          const t = new StreamableHTTPClientTransport(new URL(`${url}/api/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${bearer}` } } })
           const c = new Client({ name: "list", version: "1" })
           await c.connect(t)
           const listed = await c.listTools()
@@ -95,6 +96,15 @@ const contract = (name: string, start: Effect.Effect<{ readonly url: string; rea
           return listed.tools.map((x) => x.name).sort()
         })
         assert.deepStrictEqual(tools, ["svc_complete_no_action", "svc_investigate", "svc_select_workflow"])
+        // Without a token nobody gets in, whatever identity it claims.
+        const anonymous = yield* Effect.promise(() =>
+          fetch(`${url}/api/v1/mcp`, {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "x-kubemend-user": "sre-user" },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })
+          })
+        )
+        assert.deepStrictEqual([anonymous.status, anonymous.headers.get("content-type")], [401, "application/problem+json"])
 
         const started = yield* sre.call("svc_investigate", { rr_id, action: "start" })
         assert.isFalse(started.isError, started.text)

@@ -1,18 +1,25 @@
 /**
- * Who is acting in an interactive call, believed only from a verified source:
+ * Who may call the interactive MCP (`/api/v1/mcp`) and who is acting in a call, believed only from a verified source:
  * - a bearer JWT of one of the `interactive.jwtProviders` (the gateway forwards its caller's own token), or
- * - the gateway's own ServiceAccount (TokenReview; one of `delegates`) naming the user it authenticated in
- *   `X-Kubemend-User` / `X-Kubemend-Groups` or in the tools' `acting_user` arguments.
- * An identity header or argument from anyone else is ignored, and each one is audited (`agent.identity.ignored`).
- * A bearer token that verifies as neither is refused (401).
+ * - a ServiceAccount token (TokenReview) holding `create` on `services/kubemend-agent` (SubjectAccessReview, the
+ *   `agent-client` role, the same rule as the REST API's writers); the gateway's own ServiceAccount (one of
+ *   `delegates`) names the user it authenticated in `X-Kubemend-User` / `X-Kubemend-Groups` or in the tools'
+ *   `acting_user` arguments.
+ * Anyone else is refused: no or an unverifiable token 401, a ServiceAccount without the grant 403 (`AccessRefused`,
+ * audited by the route). An identity header or argument from a verified caller that may not delegate is ignored and
+ * audited (`agent.identity.ignored`).
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { Audit } from "@kubemend/core/Audit"
 import { Auth } from "@kubemend/core/Auth"
 import { requestIdOf } from "@kubemend/core/ApiHeaders"
+import { AccessRefused, AccessRule, makeEndpointAccess } from "@kubemend/core/EndpointAccess"
 import { Unauthenticated } from "@kubemend/core/Errors"
 import { K8s } from "@kubemend/core/K8s"
+import { Sar } from "@kubemend/core/Sar"
+import { agentServiceName } from "../Http/Auth.ts"
 
+export const McpPath = "/api/v1/mcp"
 export const UserHeader = "x-kubemend-user"
 export const GroupsHeader = "x-kubemend-groups"
 
@@ -22,7 +29,7 @@ export interface Caller {
   readonly via: "jwt" | "gateway"
 }
 
-/** What one request may claim about its acting user. */
+/** What one admitted request may claim about its acting user. */
 export interface Acting {
   readonly caller: Option.Option<Caller>
   /** The gateway's ServiceAccount: its `acting_user` arguments are believed. */
@@ -32,8 +39,8 @@ export interface Acting {
 }
 
 export interface CallersService {
-  /** The acting identity of a request; a bearer token that fails verification is refused. */
-  readonly resolve: (headers: Readonly<Record<string, string | undefined>>, clientIp?: string) => Effect.Effect<Acting, Unauthenticated>
+  /** The acting identity of an admitted request; a caller without a verified identity (or the grant) is refused. */
+  readonly resolve: (headers: Readonly<Record<string, string | undefined>>, clientIp?: string) => Effect.Effect<Acting, AccessRefused>
 }
 
 const controlChars = /[\u0000-\u001f\u007f-\u009f]/
@@ -52,10 +59,19 @@ const fromHeaders = (headers: Readonly<Record<string, string | undefined>>): Eff
 /** Reasons of `Auth.authenticate` meaning "not a token of a configured issuer", so TokenReview may know it. */
 const notOurJwt = new Set(["unknown_issuer", "malformed_token", "unsupported_algorithm"])
 
+/** The MCP route's rule, for every method it answers: the REST API's writers' permission. */
+const mcpRules = new Map(["POST", "GET", "DELETE"].map((m) => [`${m} ${McpPath}`, AccessRule.write]))
+
 export const makeCallers = (delegates: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const auth = yield* Auth
     const audit = yield* Audit
+    const k8s = yield* K8s
+    const access = yield* makeEndpointAccess(mcpRules, {
+      serviceName: agentServiceName,
+      apiGroup: k8s.apiGroup,
+      tokenCacheTTL: Duration.minutes(1)
+    })
 
     const ignoredBy = (who: string, headers: Readonly<Record<string, string | undefined>>, clientIp: string | undefined) => (what: string, claimed: string) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -67,44 +83,31 @@ export const makeCallers = (delegates: ReadonlyArray<string>) =>
           event_action: "ignored",
           event_outcome: "failure",
           correlation_id: requestIdOf(headers) ?? "agent-identity",
-          actor_type: who === "anonymous" ? "anonymous" : "user",
+          actor_type: "user",
           actor_id: who,
           ...(clientIp === undefined ? {} : { actor_ip: clientIp.slice(0, 45) }),
           resource_type: "mcp",
-          resource_id: "/api/v1/mcp",
+          resource_id: McpPath,
           event_data: { event_type: "agent.identity.ignored", claim: what, claimed: claimed.slice(0, 256), caller: who }
         }))
 
     const resolve = Effect.fn("Callers.resolve")(function* (headers: Readonly<Record<string, string | undefined>>, clientIp?: string) {
-      const claimed = yield* fromHeaders(headers)
       const authorization = headers["authorization"]
-      if (authorization === undefined) {
-        const ignored = ignoredBy("anonymous", headers, clientIp)
-        if (Option.isSome(claimed)) yield* ignored(UserHeader, claimed.value.user)
-        return { caller: Option.none(), delegate: false, ignored } satisfies Acting
-      }
       const jwt = yield* Effect.either(auth.authenticate(authorization))
+      if (jwt._tag === "Left" && !notOurJwt.has(jwt.left.reason)) return yield* new AccessRefused({ error: jwt.left, user: undefined })
+      const who = jwt._tag === "Right" ? Option.some(jwt.right) : yield* access.check("POST", McpPath, authorization)
+      const user = Option.match(who, { onNone: () => "anonymous", onSome: (p) => p.user })
+      const claimed = yield* fromHeaders(headers).pipe(Effect.mapError((error) => new AccessRefused({ error, user })))
+      const ignored = ignoredBy(user, headers, clientIp)
       if (jwt._tag === "Right") {
-        const ignored = ignoredBy(jwt.right.user, headers, clientIp)
         if (Option.isSome(claimed) && claimed.value.user !== jwt.right.user) yield* ignored(UserHeader, claimed.value.user)
         return { caller: Option.some<Caller>({ user: jwt.right.user, groups: jwt.right.groups, via: "jwt" }), delegate: false, ignored } satisfies Acting
       }
-      if (!notOurJwt.has(jwt.left.reason)) return yield* jwt.left
-      const account = yield* auth.authenticateServiceAccount(authorization).pipe(
-        Effect.mapError((e) =>
-          e._tag === "Unauthenticated" ? e : new Unauthenticated({ reason: "token_review_failed", detail: "the token could not be reviewed" })
-        )
-      )
-      const ignored = ignoredBy(account.user, headers, clientIp)
-      if (!delegates.includes(account.user)) {
+      if (!delegates.includes(user)) {
         if (Option.isSome(claimed)) yield* ignored(UserHeader, claimed.value.user)
         return { caller: Option.none(), delegate: false, ignored } satisfies Acting
       }
-      return {
-        caller: Option.map(claimed, (c): Caller => ({ ...c, via: "gateway" })),
-        delegate: true,
-        ignored
-      } satisfies Acting
+      return { caller: Option.map(claimed, (c): Caller => ({ ...c, via: "gateway" })), delegate: true, ignored } satisfies Acting
     })
 
     return { resolve } satisfies CallersService
@@ -113,11 +116,11 @@ export const makeCallers = (delegates: ReadonlyArray<string>) =>
 export class Callers extends Context.Tag("@kubemend/agent/Callers")<Callers, CallersService>() {
   /**
    * Delegates default to the platform gateway's ServiceAccount in the agent's namespace. Needs AuthConfig (the
-   * `interactive.jwtProviders`), K8s (TokenReview) and Audit.
+   * `interactive.jwtProviders`), K8s (TokenReview, SubjectAccessReview) and Audit.
    */
   static readonly layer = (delegates?: ReadonlyArray<string>) =>
     Layer.effect(
       Callers,
       Effect.flatMap(K8s, (k8s) => makeCallers(delegates ?? [`system:serviceaccount:${k8s.namespace}:kubemend-gateway`]))
-    ).pipe(Layer.provide(Auth.Default))
+    ).pipe(Layer.provide(Layer.merge(Auth.Default, Sar.Default)))
 }

@@ -14,20 +14,22 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Duration, Effect, Fiber, Layer, Option, Runtime, Stream, SubscriptionRef } from "effect"
+import { Audit } from "@kubemend/core/Audit"
+import { auditRefusal } from "@kubemend/core/EndpointAccess"
 import { McpDisabled } from "@kubemend/core/Errors"
 import { maxJsonDepth, nestsDeeperThan } from "@kubemend/core/JsonDepth"
 import { problemResponse } from "@kubemend/core/Wire"
 import { AgentConfig, InteractiveAuthConfigLive } from "../AgentConfig.ts"
 import { describeSessionEvent } from "@kubemend/core/domain/Incident"
 import type { SessionEvent } from "../Sessions/Session.ts"
-import { type Acting, Callers } from "./Callers.ts"
+import { type Acting, Callers, McpPath } from "./Callers.ts"
 import { Autonomous } from "./Autonomous.ts"
 import { Investigations } from "./Investigations.ts"
 import { type LogPosition, Registry } from "./Registry.ts"
 import { SessionLeases } from "./Leases.ts"
 import { dispatch, rrOf, toolSpecs } from "./Tools.ts"
 
-export const McpPath = "/api/v1/mcp"
+export { McpPath }
 const maxBodyBytes = 1024 * 1024
 
 const text = (value: unknown): CallToolResult => ({
@@ -80,6 +82,7 @@ const withEventSeq = (value: unknown, at: LogPosition | undefined): unknown => {
 const makeHandler = Effect.gen(function* () {
   const config = yield* AgentConfig
   const callers = yield* Callers
+  const audit = yield* Audit
   const registry = yield* Registry
   const call = dispatch(yield* Investigations, yield* Autonomous, config.toolPrefix)
   const tools = toolSpecs(config.toolPrefix)
@@ -126,13 +129,23 @@ const makeHandler = Effect.gen(function* () {
     return mcp
   }
 
-  return Effect.gen(function* () {
+  /** The caller of the current request, or the refusal to answer (401/403 problem+json, audited). */
+  const admit = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
+    const clientIp = Option.getOrUndefined(request.remoteAddress)
+    return yield* callers.resolve(request.headers, clientIp).pipe(
+      Effect.tapError((refused) => auditRefusal("agent", audit.emit, request, refused, clientIp)),
+      Effect.catchAll((refused) => Effect.flatMap(problemResponse(refused.error, McpPath), Effect.fail))
+    )
+  })
+
+  const handler = Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const caller = yield* Effect.either(admit)
+    if (caller._tag === "Left") return caller.left
     if (!config.interactive.enabled) {
       return yield* problemResponse(new McpDisabled({ detail: "interactive sessions are disabled (interactive.enabled)" }), McpPath)
     }
-    const caller = yield* Effect.either(callers.resolve(request.headers, Option.getOrUndefined(request.remoteAddress)))
-    if (caller._tag === "Left") return yield* problemResponse(caller.left, McpPath)
     const body = yield* request.json.pipe(HttpServerRequest.withMaxBodySize(Option.some(maxBodyBytes)), Effect.option)
     if (Option.isNone(body)) {
       return yield* HttpServerResponse.json(
@@ -166,17 +179,22 @@ const makeHandler = Effect.gen(function* () {
     }).pipe(Effect.ensuring(Effect.promise(() => mcp.close().catch(() => undefined))))
     return HttpServerResponse.empty()
   })
+
+  // Stateless: no standalone notification stream and no MCP session to delete (clients accept 405 for both).
+  const notAllowed = Effect.match(admit, {
+    onFailure: (refusal) => refusal,
+    onSuccess: () => HttpServerResponse.text("only POST is supported", { status: 405, headers: { allow: "POST" } })
+  })
+  return { handler, notAllowed }
 })
 
 /** The route, added to the API server's router. */
 export const McpRouteLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function* () {
-    const handler = yield* makeHandler
+    const { handler, notAllowed } = yield* makeHandler
     yield* router.post(McpPath, handler)
-    // Stateless: no standalone notification stream and no MCP session to delete (clients accept 405 for both).
-    const notAllowed = HttpServerResponse.text("only POST is supported", { status: 405, headers: { allow: "POST" } })
-    yield* router.get(McpPath, Effect.succeed(notAllowed))
-    yield* router.del(McpPath, Effect.succeed(notAllowed))
+    yield* router.get(McpPath, notAllowed)
+    yield* router.del(McpPath, notAllowed)
   })
 )
 

@@ -279,6 +279,11 @@ export const makeFakeAgent = (options: FakeAgentOptions = {}) =>
           http = createServer((req, res) => {
             const stream = req.method === "GET" ? streamPath.exec(req.url ?? "") : null
             if (stream !== null) return serveStream(stream[1]!, req, res)
+            // Like the real agent, the MCP admits no caller without a token (this fake does not verify it).
+            if ((req.headers.authorization ?? "").trim() === "") {
+              return void res.writeHead(401, { "content-type": "application/problem+json" })
+                .end(JSON.stringify({ type: "about:blank", title: "Authentication Failed", status: 401 }))
+            }
             void (async () => {
               const id = req.headers["mcp-session-id"]
               let transport = typeof id === "string" ? transports.get(id) : undefined
