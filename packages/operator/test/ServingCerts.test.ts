@@ -2,14 +2,17 @@
  * Serving certificates from the reconcile: with no cert-manager, the operator's own CA (kept across reconciles) signs
  * a certificate per service for its in-cluster names, renewed after two thirds of its lifetime (TestClock); with
  * cert-manager's CRD installed, cert-manager's Issuers and Certificates instead. Either way every Deployment mounts
- * the certificate and CA bundle its config names, and the services call each other over https.
+ * the certificate and CA bundle its config names, and the services call each other over https. The console mounts
+ * the CA bundle alone (never a key) and its config names it, so it can verify the gateway's certificate.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { servesFor } from "@kubemend/core/Tls/Certificates"
-import { Duration, Effect, TestClock } from "effect"
+import { providerFor } from "@kubemend/core/Config"
+import { caFileConfig } from "@kubemend/core/ServerConfig"
+import { Duration, Effect, Option, TestClock } from "effect"
 import * as YAML from "yaml"
-import { caSecretName, servingSecretName } from "../src/Platform/ServingCerts.ts"
-import { namespace, world } from "./Harness.ts"
+import { caSecretName, caVolume, servingSecretName, serviceCaConfigMap } from "../src/Platform/ServingCerts.ts"
+import { namespace, spec, world } from "./Harness.ts"
 
 const services = ["gateway", "agent", "storage", "signals"] as const
 const pem = (secret: any, key: string) => Buffer.from(secret.data[key], "base64").toString("utf8")
@@ -64,6 +67,33 @@ describe("serving certificates", () => {
       w.kube.delete("v1", "Secret", servingSecretName("agent"), namespace)
       yield* w.reconcile
       expect(servesFor(pem(w.kube.get("v1", "Secret", servingSecretName("agent"), namespace), "tls.crt"), caPem, hostsOf("agent"))).toBe(true)
+    })))
+
+  it.effect("the console mounts only the platform CA, names it as its tls.caFile, and that CA verifies the gateway", () =>
+    Effect.scoped(Effect.gen(function* () {
+      yield* TestClock.setTime(Date.now())
+      const w = yield* world()
+      yield* w.settle(spec((s) => {
+        s.console = { enabled: true, auth: { secretName: "console-auth" } }
+      }))
+      const pod = w.deployment("console").spec.template.spec
+      const volume = pod.volumes.find((v: { name: string }) => v.name === "tls")
+      expect(volume.projected.sources).toEqual([{ secret: { name: servingSecretName("gateway"), items: [{ key: "ca.crt", path: "ca.crt" }] } }])
+      expect(pod.containers[0].volumeMounts).toContainEqual({ name: "tls", mountPath: "/etc/kubemend/tls", readOnly: true })
+      expect(JSON.stringify(pod.volumes)).not.toContain(caSecretName)
+      expect(JSON.stringify(pod.volumes)).not.toContain("tls.key")
+
+      const config = YAML.parse(w.kube.get("v1", "ConfigMap", "kubemend-console", namespace).data["console.yaml"])
+      expect(config.gatewayURL).toBe(`https://kubemend-gateway.${namespace}.svc:8443`)
+      const caFile = yield* Effect.withConfigProvider(caFileConfig, providerFor("console", config))
+      expect(caFile).toEqual(Option.some("/etc/kubemend/tls/ca.crt"))
+      // What the kubelet projects there: the gateway Secret's `ca.crt`, which the gateway's certificate chains to.
+      const gateway = w.kube.get("v1", "Secret", servingSecretName("gateway"), namespace) as any
+      expect(servesFor(pem(gateway, "tls.crt"), pem(gateway, "ca.crt"), hostsOf("gateway"))).toBe(true)
+      // On OpenShift the bundle comes from the service CA's ConfigMap instead.
+      expect(caVolume("openshift").volume.projected.sources).toEqual([
+        { configMap: { name: serviceCaConfigMap, items: [{ key: "service-ca.crt", path: "ca.crt" }] } }
+      ])
     })))
 
   it.effect("with cert-manager installed, renders its Issuers and a Certificate per service instead", () =>

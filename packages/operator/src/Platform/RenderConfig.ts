@@ -55,7 +55,10 @@ export interface RenderContext {
   readonly kubeconfig?: string
   /** The console as browsers reach it (origin); default `https://<console.route.host>`, else a port-forward's. */
   readonly consoleUrl?: string
-  /** The console's listener (the local platform) and where its Secret's keys are (default the pod's mount). */
+  /**
+   * The console's listener (the local platform), where its Secret's keys are and the CA bundle it trusts (default
+   * the pod's mounts).
+   */
   readonly console?: { readonly listener?: Listener; readonly secretDir?: string; readonly caFile?: string }
 }
 
@@ -367,8 +370,8 @@ export const renderConsoleConfig = (spec: PlatformSpec, ctx: RenderContext): Rec
     port: l.port ?? consolePort,
     healthPort: l.healthPort ?? healthPort,
     metricsPort: l.metricsPort ?? metricsPort,
-    // The CA its calls to the gateway trust (the local platform's; in a cluster not mounted yet).
-    tls: ctx.console?.caFile === undefined ? undefined : { caFile: ctx.console.caFile },
+    // The CA its calls to the gateway trust: the local platform's, or in a cluster the pod's `tls` mount (caVolume).
+    tls: { caFile: ctx.console?.caFile ?? `${paths.tlsDir}/ca.crt` },
     shutdown: { drainSeconds: spec.apiFrontend.shutdown.drainSeconds },
     gatewayURL: urlOf("gateway", ctx),
     issuerURL: issuer,

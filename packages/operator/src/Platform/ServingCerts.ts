@@ -70,6 +70,25 @@ export const tlsVolume = (svc: ServiceName, issuer: CertificateIssuer) => ({
   mount: { name: "tls", mountPath: paths.tlsDir, readOnly: true }
 })
 
+/**
+ * The CA bundle alone at `paths.tlsDir/ca.crt`, for the console (it serves no platform API, it calls the gateway):
+ * the `ca.crt` item of the gateway's serving Secret (the CA its certificate chains to; the Secret's key is not
+ * projected), or the service CA's ConfigMap on OpenShift. Never the operator CA's Secret, which holds its key.
+ */
+export const caVolume = (issuer: CertificateIssuer) => ({
+  volume: {
+    name: "tls",
+    projected: {
+      sources: [
+        issuer === "openshift"
+          ? { configMap: { name: serviceCaConfigMap, items: [{ key: "service-ca.crt", path: "ca.crt" }] } }
+          : { secret: { name: servingSecretName("gateway"), items: [{ key: "ca.crt", path: "ca.crt" }] } }
+      ]
+    }
+  },
+  mount: { name: "tls", mountPath: paths.tlsDir, readOnly: true }
+})
+
 /** Metadata for a service's Service: on OpenShift, the annotation that has the service CA write its serving Secret. */
 export const serviceAnnotations = (svc: ServiceName, issuer: CertificateIssuer) =>
   issuer === "openshift" ? { annotations: { [openShiftServingAnnotation]: servingSecretName(svc) } } : {}

@@ -27,7 +27,7 @@ import {
 import { exportKeyDir, exportKeyFileName, exportKeySecretName } from "./ExportKey.ts"
 import { type ServiceConfigs, storageValkeySecrets } from "./RenderConfig.ts"
 import { serviceCommand } from "./ServiceCommand.ts"
-import { type CertificateIssuer, serviceAnnotations, tlsVolume } from "./ServingCerts.ts"
+import { caVolume, type CertificateIssuer, serviceAnnotations, tlsVolume } from "./ServingCerts.ts"
 import { availabilityObjects, deploymentAvailability } from "./Availability.ts"
 
 export interface WorkloadContext {
@@ -272,7 +272,8 @@ export const renderWorkloads = (spec: PlatformSpec, ctx: WorkloadContext): Reado
       ],
       probePort: healthPort,
       grace: spec.apiFrontend.shutdown.drainSeconds + graceMargin,
-      mounts: [secretMount("console-auth", spec.console.auth?.secretName ?? "", paths.consoleSecretDir)],
+      // The platform CA, so its calls to the gateway verify the gateway's certificate (`tls.caFile`).
+      mounts: [secretMount("console-auth", spec.console.auth?.secretName ?? "", paths.consoleSecretDir), caVolume(ctx.certificates ?? "operator")],
       env: []
     }, [
       { name: "http", port: consolePort, targetPort: "http", protocol: "TCP" },
