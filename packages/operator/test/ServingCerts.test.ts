@@ -76,14 +76,14 @@ describe("serving certificates", () => {
       yield* w.settle(spec((s) => {
         s.console = { enabled: true, auth: { secretName: "console-auth" } }
       }))
-      const pod = w.deployment("console").spec.template.spec
+      const pod = (w.deployment("console") as any).spec.template.spec
       const volume = pod.volumes.find((v: { name: string }) => v.name === "tls")
       expect(volume.projected.sources).toEqual([{ secret: { name: servingSecretName("gateway"), items: [{ key: "ca.crt", path: "ca.crt" }] } }])
       expect(pod.containers[0].volumeMounts).toContainEqual({ name: "tls", mountPath: "/etc/kubemend/tls", readOnly: true })
       expect(JSON.stringify(pod.volumes)).not.toContain(caSecretName)
       expect(JSON.stringify(pod.volumes)).not.toContain("tls.key")
 
-      const config = YAML.parse(w.kube.get("v1", "ConfigMap", "kubemend-console", namespace).data["console.yaml"])
+      const config = YAML.parse((w.kube.get("v1", "ConfigMap", "kubemend-console", namespace) as any).data["console.yaml"])
       expect(config.gatewayURL).toBe(`https://kubemend-gateway.${namespace}.svc:8443`)
       const caFile = yield* Effect.withConfigProvider(caFileConfig, providerFor("console", config))
       expect(caFile).toEqual(Option.some("/etc/kubemend/tls/ca.crt"))
