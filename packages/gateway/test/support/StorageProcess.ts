@@ -1,7 +1,8 @@
 /**
- * The real storage service as a child process (`packages/storage/src/main.ts`, embedded PostgreSQL in a temp
- * directory), authenticating callers by TokenReview against the test's dev API server. The gateway reaches it
- * over HTTP through the shared StorageApi contract, as in a deployment.
+ * The real storage service as a child process (`packages/storage/src/main.ts`), authenticating callers by TokenReview
+ * against the test's dev API server. The gateway reaches it over HTTP through the shared StorageApi contract, as in a
+ * deployment. Its database is one of storage's test databases (`TEST_DATABASE_URL`, else a copy of the embedded
+ * template), so a start costs no initdb.
  */
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
@@ -10,12 +11,13 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import type { DevKube } from "@kubemend/core/devkit/kube/DevKube"
 import { freePort } from "@kubemend/core/FreePort"
+import { testDatabaseUrl } from "../../../storage/test/support/Postgres.ts"
 
 const root = Path.resolve(new URL("../../../..", import.meta.url).pathname)
 
 export const startStorage = (kube: DevKube, namespace: string) =>
   Effect.acquireRelease(
-    Effect.flatMap(Effect.all([freePort, freePort, freePort, freePort]), ([port, healthPort, metricsPort, pgPort]) =>
+    Effect.flatMap(Effect.all([freePort, freePort, freePort, Effect.orDie(testDatabaseUrl)]), ([port, healthPort, metricsPort, databaseUrl]) =>
       Effect.promise(async () => {
         const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "gateway-storage-"))
         await Fs.chmod(dir, 0o755)
@@ -31,7 +33,7 @@ export const startStorage = (kube: DevKube, namespace: string) =>
             metricsPort,
             namespace,
             dataDir: dir,
-            embeddedPostgres: { dataDir: Path.join(dir, "postgres"), port: pgPort },
+            databaseUrl,
             retention: { enabled: false },
             shutdown: { drainSeconds: 1 },
             logging: { level: "warn" }
@@ -43,7 +45,8 @@ export const startStorage = (kube: DevKube, namespace: string) =>
           stdio: ["ignore", "ignore", "pipe"]
         })
         let stderr = ""
-        child.stderr.on("data", (d) => void (stderr += String(d)))
+        child.stderr.on("data", (d) =>
+          void (stderr += String(d)))
         const url = `http://127.0.0.1:${port}`
         for (let i = 0;; i++) {
           if (child.exitCode !== null) throw new Error(`storage exited: ${stderr}`)
@@ -56,7 +59,9 @@ export const startStorage = (kube: DevKube, namespace: string) =>
       })),
     ({ child, dir }) =>
       Effect.promise(async () => {
-        const exited = new Promise((r) => child.once("exit", r))
+        const exited = new Promise((r) =>
+          child.once("exit", r)
+        )
         child.kill("SIGTERM")
         await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))])
         if (child.exitCode === null) child.kill("SIGKILL")
