@@ -46,6 +46,9 @@ describe("serving certificates", () => {
         expect(issued[svc].metadata.ownerReferences[0].kind).toBe("Kubemend")
       }
       expectMountedAndNamed(w)
+      // OPA's serving certificate too, from the same CA, for the names the operator calls it by.
+      const opa = w.kube.get("v1", "Secret", servingSecretName("opa"), namespace) as any
+      expect(servesFor(pem(opa, "tls.crt"), caPem, ["kubemend-opa", `kubemend-opa.${namespace}.svc`])).toBe(true)
 
       // Sixty days in (of ninety), nothing changes; past two thirds, every certificate is re-issued by the same CA.
       yield* TestClock.adjust(Duration.days(59))

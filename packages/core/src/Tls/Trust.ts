@@ -10,7 +10,7 @@ import { Effect, Layer, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Https from "node:https"
 import * as Tls from "node:tls"
-import { Agent, setGlobalDispatcher } from "undici"
+import { Agent, Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from "undici"
 import { caFileConfig } from "../ServerConfig.ts"
 
 /** A dispatcher trusting the system roots plus `authorities` (PEM). */
@@ -41,7 +41,18 @@ export const trustConfiguredAuthority = Effect.gen(function* () {
   trustAuthority("tls.caFile", pem)
 })
 
+/**
+ * Hands each request to the global dispatcher of the moment. `trustAuthority` replaces the global dispatcher, and
+ * the operator trusts a platform's CA only once it has issued it, after its clients were built: a client holding the
+ * dispatcher of its start would never trust that CA.
+ */
+class CurrentGlobalDispatcher extends Dispatcher {
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    return getGlobalDispatcher().dispatch(options, handler)
+  }
+}
+
 /** The undici HttpClient on the global dispatcher, so calls to other services trust the platform's CA. */
 export const PlatformHttpClient = NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
-  Layer.provide(NodeHttpClient.dispatcherLayerGlobal)
+  Layer.provide(Layer.sync(NodeHttpClient.Dispatcher, () => new CurrentGlobalDispatcher()))
 )

@@ -3,7 +3,7 @@
  * (`core/Rego.ts`), so the local platform and tests talk to policies exactly as the operator talks to OPA in a
  * cluster: `PUT /v1/policies/{id}` (the module as text; 400 with OPA's error body when it does not parse),
  * `DELETE /v1/policies/{id}`, `GET /v1/policies`, `POST /v1/data/{path}` with `{input}` answering `{result}` (no
- * `result` key when the document is undefined), and `GET /health`. `setFault("unavailable")` answers 503,
+ * `result` key when the document is undefined), and `GET /health`; over HTTPS when given a certificate. `setFault("unavailable")` answers 503,
  * `"hang"` never answers: what an unreachable engine looks like to the caller.
  */
 import { Effect } from "effect"
@@ -16,6 +16,8 @@ export type OpaFault = "none" | "unavailable" | "hang"
 export interface DevOpaOptions {
   readonly host?: string
   readonly port?: number
+  /** Serve HTTPS with this certificate (PEM), as the operator-deployed OPA does. */
+  readonly tls?: { readonly certPem: string; readonly keyPem: string }
   /** Modules loaded at start, by id. */
   readonly policies?: Readonly<Record<string, string>>
 }

@@ -161,7 +161,7 @@ export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleCo
     backoffMax: Duration.minutes(2),
     resyncPeriod: Duration.minutes(5),
     platformRefresh: Duration.seconds(10),
-    policy: { url: "http://kubemend-opa:8181", requestTimeout: Duration.seconds(2), syncInterval: Duration.seconds(10) },
+    policy: { url: "https://kubemend-opa:8181", requestTimeout: Duration.seconds(2), syncInterval: Duration.seconds(10) },
     signals: {
       enabled: false,
       interval: Duration.seconds(45),

@@ -9,7 +9,7 @@ export const services = ["gateway", "agent", "storage", "signals"] as const
 export type ServiceName = (typeof services)[number]
 
 /** Object name of a service's Deployment, Service, ServiceAccount and ConfigMap. */
-export const workloadName = (svc: ServiceName | "console"): string => `kubemend-${svc}`
+export const workloadName = (svc: ServiceName | "console" | "opa"): string => `kubemend-${svc}`
 
 /** API port per service (document 3: 8443 for the agent and external gateway, 8080 for storage). */
 export const apiPorts: Readonly<Record<ServiceName, number>> = { gateway: 8443, agent: 8443, storage: 8080, signals: 8080 }

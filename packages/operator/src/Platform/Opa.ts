@@ -1,13 +1,17 @@
 /**
  * The policy engine of a platform: Open Policy Agent as `kubemend-opa` (ServiceAccount, Deployment, Service on
- * 8181), serving its REST API with no policies of its own. The operator's policy sync loads it with policy.rego and
- * approval.rego from the ConfigMaps the CR names, reloads them when they change and refills an OPA that restarted;
- * evaluations go to `/v1/data/signalprocessing` and `/v1/data/approval`. Health and Prometheus metrics are on the
- * diagnostic port 8282. The image is `spec.image.overrides.opa`, else the pinned release below.
+ * 8181), serving its REST API over HTTPS with the serving certificate the operator issues it like every service's
+ * (ServingCerts.ts, mounted at `paths.tlsDir`; OPA re-reads the files hourly), with no policies of its own. The
+ * operator's policy sync loads it with policy.rego and approval.rego from the ConfigMaps the CR names, reloads them
+ * when they change and refills an OPA that restarted; evaluations go to `/v1/data/signalprocessing` and
+ * `/v1/data/approval`, verifying OPA's certificate against the platform CA. Health and Prometheus metrics stay plain
+ * HTTP on the diagnostic port 8282 (document 3; OPA would make an address without a scheme HTTPS once it has a
+ * certificate, so both addresses name theirs). The image is `spec.image.overrides.opa`, else the pinned release.
  */
 import type { KubeObject } from "@kubemend/core/K8s"
 import type { PlatformSpec } from "@kubemend/core/domain/Platform/index"
-import { ownerLabels, ownerReference } from "./Names.ts"
+import { ownerLabels, ownerReference, paths } from "./Names.ts"
+import { type CertificateIssuer, serviceAnnotations, tlsVolume } from "./ServingCerts.ts"
 
 export const opaName = "kubemend-opa"
 export const opaPort = 8181
@@ -17,7 +21,14 @@ export const opaImage = "openpolicyagent/opa:1.22.3-static"
 
 export const opaPodSelector = (instance: string) => ({ "app.kubernetes.io/name": "opa", "app.kubernetes.io/instance": instance })
 
-export const renderOpa = (spec: PlatformSpec, ctx: { readonly cr: KubeObject; readonly apiGroup: string }): ReadonlyArray<KubeObject> => {
+export interface OpaContext {
+  readonly cr: KubeObject
+  readonly apiGroup: string
+  /** Who issues its serving certificate (default the operator's own CA). */
+  readonly certificates?: CertificateIssuer
+}
+
+export const renderOpa = (spec: PlatformSpec, ctx: OpaContext): ReadonlyArray<KubeObject> => {
   const namespace = ctx.cr.metadata.namespace ?? ""
   const instance = ctx.cr.metadata.name
   const selector = opaPodSelector(instance)
@@ -27,6 +38,7 @@ export const renderOpa = (spec: PlatformSpec, ctx: { readonly cr: KubeObject; re
     labels: { ...ownerLabels(ctx.apiGroup, namespace, instance), ...selector, "app.kubernetes.io/component": "policy-engine" },
     ownerReferences: [ownerReference(ctx.cr)]
   }
+  const tls = tlsVolume("opa", ctx.certificates ?? "operator")
   const probe = (period: number) => ({ httpGet: { path: "/health", port: opaDiagnosticPort }, periodSeconds: period, failureThreshold: 3 })
   return [
     { apiVersion: "v1", kind: "ServiceAccount", metadata, automountServiceAccountToken: false } as KubeObject,
@@ -51,20 +63,26 @@ export const renderOpa = (spec: PlatformSpec, ctx: { readonly cr: KubeObject; re
               args: [
                 "run",
                 "--server",
-                `--addr=0.0.0.0:${opaPort}`,
-                `--diagnostic-addr=0.0.0.0:${opaDiagnosticPort}`,
+                `--addr=https://0.0.0.0:${opaPort}`,
+                `--diagnostic-addr=http://0.0.0.0:${opaDiagnosticPort}`,
+                `--tls-cert-file=${paths.tlsDir}/tls.crt`,
+                `--tls-private-key-file=${paths.tlsDir}/tls.key`,
+                // Polling, not file events: the kubelet swaps a projected volume's files by symlink.
+                "--tls-cert-refresh-period=1h",
                 "--log-format=json",
                 "--disable-telemetry"
               ],
               ports: [
-                { name: "http", containerPort: opaPort, protocol: "TCP" },
+                { name: "https", containerPort: opaPort, protocol: "TCP" },
                 { name: "diagnostic", containerPort: opaDiagnosticPort, protocol: "TCP" }
               ],
               readinessProbe: probe(5),
               livenessProbe: { ...probe(10), initialDelaySeconds: 5 },
               resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { memory: "256Mi" } },
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } }
-            }]
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+              volumeMounts: [tls.mount]
+            }],
+            volumes: [tls.volume]
           }
         }
       }
@@ -72,12 +90,12 @@ export const renderOpa = (spec: PlatformSpec, ctx: { readonly cr: KubeObject; re
     {
       apiVersion: "v1",
       kind: "Service",
-      metadata,
+      metadata: { ...metadata, ...serviceAnnotations("opa", ctx.certificates ?? "operator") },
       spec: {
         type: "ClusterIP",
         selector,
         ports: [
-          { name: "http", port: opaPort, targetPort: "http", protocol: "TCP" },
+          { name: "https", port: opaPort, targetPort: "https", protocol: "TCP" },
           { name: "metrics", port: opaDiagnosticPort, targetPort: "diagnostic", protocol: "TCP" }
         ]
       }

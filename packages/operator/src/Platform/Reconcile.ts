@@ -179,7 +179,7 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
           certificates,
           ...(spec.console.enabled ? { consoleConfig: renderConsoleConfig(spec, renderCtx) } : {})
         }),
-        ...renderOpa(spec, { cr, apiGroup })
+        ...renderOpa(spec, { cr, apiGroup, certificates })
       ]
       const rbac = renderClusterRbac(spec, { namespace, name, apiGroup, toolPrefix: config.toolPrefix, operator: config.serviceAccount })
       const policies = renderNetworkPolicies(spec, {
@@ -197,9 +197,9 @@ export class PlatformReconciler extends Effect.Service<PlatformReconciler>()("@k
         // 5. Migrating: accounts and config files first (the Job mounts storage's), then the Job unless already run.
         yield* applyOwned(cluster, cr, workloads.filter(prerequisite), live)
         yield* ensureExportKey(cluster, cr, apiGroup)
-        // Serving certificates before the pods that mount them; this process's own calls to the agent and storage
-        // (the lifecycle controllers) trust the platform's CA from here on.
-        const bundle = yield* ensureServingCertificates(cluster, cr, apiGroup, deployedServices(spec), certificates)
+        // Serving certificates before the pods that mount them; this process's own calls to the agent, storage and
+        // OPA (the lifecycle controllers, the policy sync) trust the platform's CA from here on.
+        const bundle = yield* ensureServingCertificates(cluster, cr, apiGroup, [...deployedServices(spec), "opa"], certificates)
         if (Option.isSome(bundle)) trustAuthority(key, bundle.value)
         const hash = migrationHash(spec, config.image)
         let migration: Migration = { lastMigrationHash: storedStatus(cr).lastMigrationHash, lastMigrationTime: storedStatus(cr).lastMigrationTime }

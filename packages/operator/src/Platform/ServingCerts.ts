@@ -15,9 +15,12 @@ import { ownerLabels, ownerReference, paths, type ServiceName, workloadName } fr
 
 export type CertificateIssuer = "cert-manager" | "openshift" | "operator"
 
+/** What gets a serving certificate: every service's API, and the policy engine (OPA) the operator calls. */
+export type ServingName = ServiceName | "opa"
+
 export const caSecretName = "kubemend-ca"
 export const serviceCaConfigMap = "kubemend-service-ca"
-export const servingSecretName = (svc: ServiceName): string => `${workloadName(svc)}-tls`
+export const servingSecretName = (svc: ServingName): string => `${workloadName(svc)}-tls`
 const caIssuerName = "kubemend-ca"
 const bootstrapIssuerName = "kubemend-selfsigned"
 const certManager = "cert-manager.io/v1"
@@ -28,7 +31,7 @@ const leafDays = 90
 const caDays = 10 * 365
 
 /** The names a service is reached by inside the cluster. */
-export const servingHosts = (svc: ServiceName, namespace: string): ReadonlyArray<string> => {
+export const servingHosts = (svc: ServingName, namespace: string): ReadonlyArray<string> => {
   const name = workloadName(svc)
   return [name, `${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`]
 }
@@ -48,7 +51,7 @@ export const detectIssuer = (cluster: ClusterService): Effect.Effect<Certificate
   })
 
 /** The projected volume every service mounts at `paths.tlsDir`: its serving pair and the CA bundle as `ca.crt`. */
-export const tlsVolume = (svc: ServiceName, issuer: CertificateIssuer) => ({
+export const tlsVolume = (svc: ServingName, issuer: CertificateIssuer) => ({
   volume: {
     name: "tls",
     projected: {
@@ -90,7 +93,7 @@ export const caVolume = (issuer: CertificateIssuer) => ({
 })
 
 /** Metadata for a service's Service: on OpenShift, the annotation that has the service CA write its serving Secret. */
-export const serviceAnnotations = (svc: ServiceName, issuer: CertificateIssuer) =>
+export const serviceAnnotations = (svc: ServingName, issuer: CertificateIssuer) =>
   issuer === "openshift" ? { annotations: { [openShiftServingAnnotation]: servingSecretName(svc) } } : {}
 
 const owned = (cr: KubeObject, apiGroup: string, name: string) => {
@@ -99,7 +102,7 @@ const owned = (cr: KubeObject, apiGroup: string, name: string) => {
 }
 
 /** cert-manager's objects: the bootstrap and CA Issuers, the CA Certificate, and one Certificate per service. */
-export const renderCertManager = (cr: KubeObject, apiGroup: string, services: ReadonlyArray<ServiceName>): ReadonlyArray<KubeObject> => {
+export const renderCertManager = (cr: KubeObject, apiGroup: string, services: ReadonlyArray<ServingName>): ReadonlyArray<KubeObject> => {
   const namespace = cr.metadata.namespace ?? ""
   const meta = (name: string) => owned(cr, apiGroup, name)
   return [
@@ -170,7 +173,7 @@ export const ensureOwnCertificates = (
   cluster: ClusterService,
   cr: KubeObject,
   apiGroup: string,
-  services: ReadonlyArray<ServiceName>
+  services: ReadonlyArray<ServingName>
 ): Effect.Effect<string, K8sUnavailable> =>
   Effect.gen(function* () {
     const namespace = cr.metadata.namespace ?? ""
@@ -211,7 +214,7 @@ export const ensureServingCertificates = (
   cluster: ClusterService,
   cr: KubeObject,
   apiGroup: string,
-  services: ReadonlyArray<ServiceName>,
+  services: ReadonlyArray<ServingName>,
   issuer: CertificateIssuer
 ): Effect.Effect<Option.Option<string>, K8sUnavailable> =>
   Effect.gen(function* () {

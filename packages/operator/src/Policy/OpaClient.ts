@@ -5,8 +5,8 @@
  * `PolicyUnavailable`, which callers answer with the safe decision.
  */
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Context, Data, type Duration, Effect, Layer, Option } from "effect"
+import { PlatformHttpClient } from "@kubemend/core/Tls/Trust"
 import { LifecycleConfig } from "../Lifecycle/LifecycleConfig.ts"
 
 export class PolicyUnavailable extends Data.TaggedError("PolicyUnavailable")<{ readonly detail: string }> {}
@@ -74,9 +74,12 @@ export class OpaClient extends Context.Tag("@kubemend/operator/OpaClient")<OpaCl
       })
     })
 
-  /** The client of `lifecycle.policy.url` on Node's undici client. */
+  /**
+   * The client of `lifecycle.policy.url` (HTTPS in a cluster) on undici, verifying OPA's serving certificate against
+   * the platform CA the operator trusts (core `Tls/Trust`).
+   */
   static readonly layer = Layer.effect(
     OpaClient,
     Effect.flatMap(LifecycleConfig, (c) => OpaClient.make(c.policy.url, c.policy.requestTimeout))
-  ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  ).pipe(Layer.provide(PlatformHttpClient))
 }
