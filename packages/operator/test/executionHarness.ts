@@ -8,7 +8,8 @@ import type { KubeObject } from "@kubemend/core/K8s"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Storage } from "@kubemend/core/Storage"
-import { Context, Duration, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
+import { afterAll } from "vitest"
 import { grantStorageClient, startStorage } from "../../gateway/test/support/StorageProcess.ts"
 import * as ClusterLive from "../src/Cluster/Live.ts"
 import { renderCrds } from "../src/Crds.ts"
@@ -87,6 +88,24 @@ export const execution = (name: string, rr: string, target: string, workflowId: 
   }
 })
 
+/**
+ * One storage process per test file, its start being most of a test's time; it authenticates the reconciler's token
+ * against a dev API server of its own. Each test's catalog registrations are idempotent, so sharing it is safe.
+ */
+const storageScope = Effect.runSync(Scope.make())
+afterAll(() => Effect.runPromise(Scope.close(storageScope, Exit.void)))
+let sharedStorage: Promise<{ readonly url: string; readonly token: string }> | undefined
+const catalogStorage = Effect.promise(() =>
+  sharedStorage ??= Effect.runPromise(
+    Effect.gen(function* () {
+      const kube = yield* DevKube.scoped({ apiGroup })
+      const storage = yield* startStorage(kube, namespace)
+      grantStorageClient(kube, namespace, "kubemend-operator")
+      return { url: storage.url, token: kube.registerServiceAccountToken(namespace, "kubemend-operator") }
+    }).pipe(Scope.extend(storageScope))
+  )
+)
+
 export const world = (settings: Parameters<typeof ExecutionConfig.make>[0] = {}, objects: ReadonlyArray<unknown> = []) =>
   Effect.gen(function* () {
     const kube = yield* DevKube.scoped({ apiGroup })
@@ -97,10 +116,8 @@ export const world = (settings: Parameters<typeof ExecutionConfig.make>[0] = {},
       deployment("cart"),
       ...objects
     ] as never)
-    const storage = yield* startStorage(kube, namespace)
-    grantStorageClient(kube, namespace, "kubemend-operator")
-    const token = Redacted.make(kube.registerServiceAccountToken(namespace, "kubemend-operator"))
-    const storageLayer = Storage.layer({ baseUrl: storage.url, token })
+    const storage = yield* catalogStorage
+    const storageLayer = Storage.layer({ baseUrl: storage.url, token: Redacted.make(storage.token) })
     const base = Layer.mergeAll(
       K8sLive.layer({ namespace, apiGroup, kubeconfig: kube.kubeConfig() }),
       ClusterLive.layer({ apiGroup, kubeconfig: kube.kubeConfig() }),
