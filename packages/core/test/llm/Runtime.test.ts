@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Duration, Effect } from "effect"
@@ -16,12 +16,21 @@ const eventually = (service: Llm.LlmService, phase: Llm.Phase, model: string) =>
     assert.fail(`phase ${phase} never routed to ${model}`)
   })
 
+/**
+ * Replaces the file in one step, as the kubelet updates a mounted ConfigMap; a plain write truncates first, and a
+ * reload landing in between reads an empty file (no phaseModels: the static ones), which made this test flaky.
+ */
+const replace = (file: string, content: string) => {
+  writeFileSync(`${file}.new`, content)
+  renameSync(`${file}.new`, file)
+}
+
 describe("llm-runtime.yaml", () => {
   it.live("phaseModels reload when the file changes; a bad file keeps the last good ones", () =>
     Effect.gen(function* () {
       const dir = mkdtempSync(join(tmpdir(), "llm-runtime-"))
       const file = join(dir, "llm-runtime.yaml")
-      writeFileSync(file, "phaseModels:\n  rca:\n    model: runtime-a\n")
+      replace(file, "phaseModels:\n  rca:\n    model: runtime-a\n")
       const service = yield* llm({
         provider: "openai",
         model: "base",
@@ -34,15 +43,15 @@ describe("llm-runtime.yaml", () => {
       assert.strictEqual((yield* service.route({ phase: "rca" })).model, "runtime-a")
       assert.strictEqual((yield* service.route({ phase: "validation" })).model, "base")
 
-      writeFileSync(file, "phaseModels:\n  rca:\n    model: runtime-b\n  workflow_discovery:\n    model: wd\n")
+      replace(file, "phaseModels:\n  rca:\n    model: runtime-b\n  workflow_discovery:\n    model: wd\n")
       yield* eventually(service, "rca", "runtime-b")
       assert.strictEqual((yield* service.route({ phase: "workflow_discovery" })).model, "wd")
 
-      writeFileSync(file, "phaseModels:\n  triage:\n    model: nope\n")
+      replace(file, "phaseModels:\n  triage:\n    model: nope\n")
       yield* Effect.sleep(Duration.millis(100))
       assert.strictEqual((yield* service.route({ phase: "rca" })).model, "runtime-b")
 
-      writeFileSync(file, "phaseModels: [not, a, map\n")
+      replace(file, "phaseModels: [not, a, map\n")
       yield* Effect.sleep(Duration.millis(100))
       assert.strictEqual((yield* service.route({ phase: "rca" })).model, "runtime-b")
 
@@ -51,7 +60,7 @@ describe("llm-runtime.yaml", () => {
       assert.strictEqual((yield* service.route({ phase: "rca" })).model, "runtime-b")
 
       // Without a phaseModels key the static overrides apply again.
-      writeFileSync(file, "other: 1\n")
+      replace(file, "other: 1\n")
       yield* eventually(service, "validation", "static-v")
       assert.strictEqual((yield* service.route({ phase: "rca" })).model, "base")
     }).pipe(Effect.scoped))
