@@ -37,8 +37,14 @@ describe("high availability of the rendered services", () => {
       })
       expect(gatewayPdb.metadata.ownerReferences).toMatchObject([{ kind: "Kubemend", name: "kubemend", controller: true }])
       expect(hpas()).toEqual([])
-      // Until gateway state is shared, a client stays on one gateway pod.
-      expect((w.kube.get("v1", "Service", "kubemend-gateway", namespace) as any).spec.sessionAffinity).toBe("ClientIP")
+      // Until gateway state is shared, a client stays on one gateway pod; the agent's sessions are its own, so the
+      // analysis controller's polls reach the replica it submitted to. Storage and signal ingestion balance freely.
+      for (const svc of ["gateway", "agent"]) {
+        expect((w.kube.get("v1", "Service", `kubemend-${svc}`, namespace) as any).spec.sessionAffinity, svc).toBe("ClientIP")
+      }
+      for (const svc of ["storage", "signals"]) {
+        expect((w.kube.get("v1", "Service", `kubemend-${svc}`, namespace) as any).spec.sessionAffinity, svc).toBeUndefined()
+      }
       expect(w.status().services.map((s: any) => s.desiredReplicas)).toEqual([2, 2, 2, 2])
 
       // Storage down to one pod (no budget: it would block every drain), the gateway up to 4, spread required.

@@ -218,8 +218,9 @@ const objectsFor = (
       type: "ClusterIP",
       selector: podSelector(svc, ctx.cr.metadata.name),
       ports: servicePorts,
-      // MCP sessions, A2A tasks and rate limits live in each gateway process: keep a client on one pod.
-      ...(svc === "gateway" ? { sessionAffinity: "ClientIP" } : {})
+      // MCP sessions, A2A tasks and rate limits live in each gateway process, investigation sessions in each agent
+      // process: keep a client on one pod (the analysis controller polls the agent replica it submitted to).
+      ...(svc === "gateway" || svc === "agent" ? { sessionAffinity: "ClientIP" } : {})
     }
   },
   ...availabilityObjects(spec, svc, meta(ctx, svc), ctx.cr.metadata.name)

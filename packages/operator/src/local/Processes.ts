@@ -16,6 +16,8 @@ export interface ServiceProcess {
 
 export interface SpawnOptions {
   readonly name: string
+  /** How its output lines are prefixed (`storage-1`); default the name. */
+  readonly label?: string
   readonly root: string
   readonly configFile: string
   readonly env?: Record<string, string>
@@ -72,10 +74,11 @@ export const spawnService = (options: SpawnOptions, grace: Duration.Duration) =>
       )
       running.add(child)
       child.once("exit", () => running.delete(child))
-      forward(options.name, child.stdout, process.stdout, options.quiet ?? false)
-      forward(options.name, child.stderr, process.stderr, false)
+      const label = options.label ?? options.name
+      forward(label, child.stdout, process.stdout, options.quiet ?? false)
+      forward(label, child.stderr, process.stderr, false)
       const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-      return { name: options.name, child, exited }
+      return { name: label, child, exited }
     }),
     (service) => stop(service, grace)
   )

@@ -1,5 +1,4 @@
 /** The local platform as one scoped Effect: devkit up, cluster seeded, configs rendered, services started. */
-import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { DevKube } from "@kubemend/core/devkit/kube/index"
 import { make as makeIssuer } from "@kubemend/core/devkit/Issuer"
 import { demoAlerts, make as makeAlerts } from "@kubemend/core/devkit/Alerts"
@@ -7,11 +6,10 @@ import { make as makeOpa } from "@kubemend/core/devkit/Opa"
 import * as ScriptedLlm from "@kubemend/core/devkit/ScriptedLlm"
 import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { noConsole, personas } from "@kubemend/core/Personas"
-import { duration, formatGoDuration } from "@kubemend/core/Config"
+import { duration } from "@kubemend/core/Config"
 import { Storage } from "@kubemend/core/Storage"
-import { StorageApi } from "@kubemend/core/StorageApi"
 import { trustAuthority } from "@kubemend/core/Tls/Trust"
-import { Config, Duration, Effect, Either, Layer, Option, Redacted, Schedule } from "effect"
+import { Config, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -23,11 +21,14 @@ import { renderConsoleConfig, renderServiceConfigs } from "../Platform/RenderCon
 import { runLocalKubelet } from "./Kubelet.ts"
 import { localElection } from "./Leadership.ts"
 import { seedCluster, serviceIdentity } from "./Cluster.ts"
-import { demoNamespace, imageWorkingSets, workflowDocuments, workflowNamespace } from "./Demo.ts"
+import { demoNamespace, imageWorkingSets, workflowNamespace } from "./Demo.ts"
 import { localScripts } from "./Investigations.ts"
 import { choosePorts } from "./Ports.ts"
 import { localTls } from "./Tls.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
+import { embeddedDatabaseUrl, type Ports, replicaNotes, runReplicas } from "./Replicas.ts"
+import { gatewaySharesState, localValkey, withGatewaySharedState } from "./SharedState.ts"
+import { freePort } from "@kubemend/core/FreePort"
 import {
   alertmanagerIdentity,
   alertmanagerObjects,
@@ -41,59 +42,23 @@ import {
   toolPrefix
 } from "./Platform.ts"
 import { runSignalGenerator } from "./SignalGenerator.ts"
+import { awaitRbac, paced, registerWorkflows } from "./Bootstrap.ts"
 import { printSummary, reportWhenRunning, type StackJson } from "./Summary.ts"
 
 const root = Path.resolve(Path.dirname(new URL(import.meta.url).pathname), "..", "..", "..", "..")
-
-/** Seeds the storage catalog through its own typed client, as any other caller would. */
-const registerWorkflows = (storageUrl: string, token: string) =>
-  Effect.gen(function* () {
-    const client = yield* HttpApiClient.make(StorageApi, {
-      baseUrl: storageUrl,
-      transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
-    })
-    for (const w of workflowDocuments) {
-      yield* client.actionTypes.createActionType({
-        payload: { name: w.actionType, description: { what: w.what, whenToUse: w.whenToUse }, registeredBy: "kubemend-local" }
-      })
-      yield* client.workflows.createWorkflow({ payload: { content: w.content, source: "api", registeredBy: "kubemend-local" } })
-    }
-  }).pipe(Effect.provide(FetchHttpClient.layer))
-
-/** Waits (30 s at most) until the operator has bound the platform's ServiceAccounts to their roles. */
-const awaitRbac = (kube: DevKube) =>
-  Effect.sync(() => kube.get("rbac.authorization.k8s.io/v1", "RoleBinding", "storage-client-operator", namespace)).pipe(
-    Effect.filterOrFail((b) => b !== undefined, () => "the operator has not rendered the platform's RBAC yet"),
-    Effect.retry(Schedule.spaced(Duration.millis(200)).pipe(Schedule.upTo(Duration.seconds(30)))),
-    Effect.orDie
-  )
-
-/**
- * The platform CR with the local stabilization window. The CR's own settings win over the operator's config (and the
- * API server fills in the CRD's 5-minute default), so the pace a person watches is set in the CR.
- */
-const paced = <A extends { readonly spec: object }>(cr: A, stabilization: Duration.Duration): A => {
-  const spec = cr.spec as Record<string, unknown>
-  const orchestrator = (spec["remediationOrchestrator"] ?? {}) as Record<string, unknown>
-  return {
-    ...cr,
-    spec: {
-      ...spec,
-      remediationOrchestrator: {
-        ...orchestrator,
-        effectivenessAssessment: {
-          ...(orchestrator["effectivenessAssessment"] as object | undefined),
-          stabilizationWindow: formatGoDuration(stabilization)
-        }
-      }
-    }
-  }
-}
 
 export const localPlatform = Effect.gen(function* () {
   const started = Date.now()
   const autoPorts = (yield* Config.string("LOCAL_PORTS").pipe(Config.withDefault("fixed"))) === "auto"
   const quiet = (yield* Config.string("LOCAL_QUIET").pipe(Config.withDefault("false"))) === "true"
+  // How many processes of each service (LOCAL_REPLICAS=2 shows the platform's high availability on one machine).
+  const replicas = yield* Config.integer("LOCAL_REPLICAS").pipe(
+    Config.withDefault(1),
+    Config.validate({
+      message: "LOCAL_REPLICAS must be a whole number from 1 to 5",
+      validation: (n) => n >= 1 && n <= 5
+    })
+  )
   // State lives under the repo by default; tests point it elsewhere so they never touch a developer's platform.
   const stateRoot = yield* Config.string("LOCAL_STATE_DIR").pipe(Config.withDefault(root))
   // The pace of the remediations a person watches (tests shorten it): how long the local kubelet lets a workflow
@@ -140,17 +105,17 @@ export const localPlatform = Effect.gen(function* () {
   // generator) trusts that CA, as each service does through `tls.caFile`; health and metrics stay plain HTTP.
   const tls = yield* localTls(dir)
   trustAuthority("local", tls.caPem)
-  const serving = {
-    gateway: yield* tls.serving("gateway"),
-    agent: yield* tls.serving("agent"),
-    storage: yield* tls.serving("storage"),
-    signals: yield* tls.serving("signals")
-  }
+  // Each replica has a certificate of its own (CN kubemend-<svc>-<i>), so a client can tell which one it reached.
+  const servingOf = (name: string, index: number) => tls.serving(replicas === 1 ? name : `${name}-${index}`)
+  const valkey = yield* localValkey(replicas)
   const api = (port: number) => `https://127.0.0.1:${port}`
   const url = (port: number) => `http://127.0.0.1:${port}`
   const apiKeyFile = Path.join(dir, "llm-api-key")
   Fs.writeFileSync(apiKeyFile, llm.apiKey, { mode: 0o600 })
 
+  const embeddedDataDir = Path.join(stateRoot, ".data", "postgres")
+  const embeddedPort = yield* freePort
+  const embeddedUrl = () => embeddedDatabaseUrl(embeddedDataDir, embeddedPort)
   const consoleSecretDir = Path.join(dir, "console-oidc")
   Fs.mkdirSync(consoleSecretDir, { recursive: true })
   for (const [key, value] of Object.entries(consoleKeys)) Fs.writeFileSync(Path.join(consoleSecretDir, key), value, { mode: 0o600 })
@@ -160,27 +125,32 @@ export const localPlatform = Effect.gen(function* () {
     toolPrefix,
     serviceUrls: { gateway: api(ports.gateway.port), agent: api(ports.agent.port), storage: api(ports.storage.port), signals: api(ports.signals.port) },
     monitoring: { metricsURL: alerts.url, alertManagerURL: alerts.url },
-    listeners: {
-      gateway: { bindAddress: "127.0.0.1", ...ports.gateway, tls: serving.gateway },
-      agent: { bindAddress: "127.0.0.1", ...ports.agent, tls: serving.agent },
-      storage: { bindAddress: "127.0.0.1", ...ports.storage, tls: serving.storage },
-      signals: { bindAddress: "127.0.0.1", ...ports.signals, tls: serving.signals }
-    },
     files: { llmApiKeyFile: apiKeyFile, dataDir: Path.join(stateRoot, ".data") },
-    embeddedDatabase: { dataDir: Path.join(stateRoot, ".data", "postgres") },
+    // The first storage replica runs the embedded database; the others reach it on this port (see `start`).
+    embeddedDatabase: { dataDir: embeddedDataDir, ...(replicas === 1 ? {} : { port: embeddedPort }) },
     allowInsecureIssuers: true,
     consoleUrl: url(ports.console.port),
     console: { listener: { bindAddress: "127.0.0.1", ...ports.console }, secretDir: consoleSecretDir, caFile: tls.caFile }
   }
-  const configs = renderServiceConfigs(spec, renderCtx)
+  // Replica i > 0 keeps its files (audit buffers, the file dead-letter queue) apart from the first one's.
+  const dataDirOf = (index: number) => Path.join(stateRoot, ".data", ...(index === 0 ? [] : [`replica-${index}`]))
+  // As the operator renders the Services: a client stays on one gateway (until its state is shared) and one agent
+  // (its investigation sessions are its own) replica.
+  const balancingOf = (name: string) => name === "agent" || (name === "gateway" && !gatewaySharesState(valkey)) ? "sticky" as const : "round-robin" as const
+  const suffix = (index: number) => (replicas === 1 ? "" : `-${index}`)
 
-  const start = (name: "gateway" | "agent" | "storage" | "signals") =>
+  const startOne = (name: "gateway" | "agent" | "storage" | "signals", index: number, listening: Ports) =>
     Effect.gen(function* () {
       const identity = identities[name]
-      const rendered = configs[name]
+      const rendered = renderServiceConfigs(spec, {
+        ...renderCtx,
+        listeners: { [name]: { bindAddress: "127.0.0.1", ...listening, tls: yield* servingOf(name, index) } },
+        files: { ...renderCtx.files, dataDir: dataDirOf(index) }
+      })[name]
+      const base = name === "gateway" ? withGatewaySharedState(rendered, valkey) : rendered
       // Each service presents its own ServiceAccount's token (to storage, and the gateway to the metrics backend and agent).
       const config = {
-        ...rendered,
+        ...base,
         storage: { ...(rendered["storage"] as object), tokenFile: identity.tokenFile },
         ...(rendered["metricsBackend"] === undefined ? {} : { metricsBackend: { ...(rendered["metricsBackend"] as object), tokenFile: identity.tokenFile } }),
         // The gateway opens the agent's investigation event streams with it.
@@ -188,15 +158,24 @@ export const localPlatform = Effect.gen(function* () {
         // The export signing key outlives restarts (storage creates it on first start), so old exports still verify.
         ...(name === "storage" ? { export: { ...(rendered["export"] as object), signingKeyFile: Path.join(dir, "export-signing-key.pem") } } : {})
       }
-      const configFile = Path.join(dir, `${name}.yaml`)
+      const configFile = Path.join(dir, `${name}${suffix(index)}.yaml`)
       Fs.writeFileSync(configFile, Yaml.stringify(config))
       const proc = yield* spawnService(
-        { name, root, configFile, quiet, env: { KUBECONFIG: identity.kubeconfigFile } },
+        {
+          name,
+          label: `${name}${suffix(index)}`,
+          root,
+          configFile,
+          quiet,
+          env: { KUBECONFIG: identity.kubeconfigFile, ...(name === "storage" && index > 0 ? { DATABASE_URL: embeddedUrl() } : {}) }
+        },
         Duration.seconds(10)
       )
-      yield* waitHealthy(proc, `${url(ports[name].healthPort)}/healthz`, Duration.seconds(60))
+      yield* waitHealthy(proc, `${url(listening.healthPort)}/healthz`, Duration.seconds(60))
       return proc
     })
+  const start = (name: "gateway" | "agent" | "storage" | "signals") =>
+    runReplicas(ports[name], replicas, { scheme: "https", balancing: balancingOf(name) }, (index, listening) => startOne(name, index, listening))
 
   // The operator first: storage and the agent admit only callers the RBAC it renders grants, so the platform's
   // roles and bindings must exist before the services call each other. The local kubelet makes its Jobs and
@@ -223,15 +202,28 @@ export const localPlatform = Effect.gen(function* () {
     .pipe(Effect.provide(election))
   yield* awaitRbac(kube)
 
-  yield* start("storage")
+  const storage = yield* start("storage")
   yield* registerWorkflows(api(ports.storage.port), identities.gateway.token)
-  yield* Effect.all([start("agent"), start("gateway")], { concurrency: 2 })
+  const [agent, gateway] = yield* Effect.all([start("agent"), start("gateway")], { concurrency: 2 })
   // After the others: a third TypeScript process loading at once slows every start on a small machine.
-  yield* start("signals")
-  const consoleConfigFile = Path.join(dir, "console.yaml")
-  Fs.writeFileSync(consoleConfigFile, Yaml.stringify(renderConsoleConfig(spec, renderCtx)))
-  const consoleProc = yield* spawnService({ name: "console", root, configFile: consoleConfigFile, quiet }, Duration.seconds(10))
-  yield* waitHealthy(consoleProc, `${url(ports.console.healthPort)}/healthz`, Duration.seconds(60))
+  const signals = yield* start("signals")
+  const consoleReplicas = yield* runReplicas(
+    ports.console,
+    replicas,
+    { scheme: "http", balancing: "round-robin" },
+    (index, listening) =>
+      Effect.gen(function* () {
+        const consoleConfigFile = Path.join(dir, `console${suffix(index)}.yaml`)
+        const listener = { bindAddress: "127.0.0.1", ...listening }
+        Fs.writeFileSync(consoleConfigFile, Yaml.stringify(renderConsoleConfig(spec, { ...renderCtx, console: { ...renderCtx.console, listener } })))
+        const proc = yield* spawnService(
+          { name: "console", label: `console${suffix(index)}`, root, configFile: consoleConfigFile, quiet },
+          Duration.seconds(10)
+        )
+        yield* waitHealthy(proc, `${url(listening.healthPort)}/healthz`, Duration.seconds(60))
+        return proc
+      })
+  )
 
   // The remediation lifecycle: analyses through the agent's REST contract, approvals, blocks, workflow Jobs from the
   // storage catalog (run by the local kubelet above), and a trickle of new signals so a connected client sees
@@ -266,12 +258,17 @@ export const localPlatform = Effect.gen(function* () {
     yield* Effect.forEach([...personas, noConsole], (p) => Effect.map(issuer.persona(p), (t) => [p, t] as const))
   )
   const stack: StackJson = {
-    gateway: { url: api(ports.gateway.port), healthUrl: url(ports.gateway.healthPort), metricsUrl: url(ports.gateway.metricsPort) },
-    agent: { url: api(ports.agent.port), healthUrl: url(ports.agent.healthPort), metricsUrl: url(ports.agent.metricsPort) },
-    storage: { url: api(ports.storage.port), healthUrl: url(ports.storage.healthPort), metricsUrl: url(ports.storage.metricsPort) },
-    signals: { url: api(ports.signals.port), healthUrl: url(ports.signals.healthPort), metricsUrl: url(ports.signals.metricsPort) },
+    gateway: { url: api(ports.gateway.port), healthUrl: url(ports.gateway.healthPort), metricsUrl: url(ports.gateway.metricsPort), replicas: gateway },
+    agent: { url: api(ports.agent.port), healthUrl: url(ports.agent.healthPort), metricsUrl: url(ports.agent.metricsPort), replicas: agent },
+    storage: { url: api(ports.storage.port), healthUrl: url(ports.storage.healthPort), metricsUrl: url(ports.storage.metricsPort), replicas: storage },
+    signals: { url: api(ports.signals.port), healthUrl: url(ports.signals.healthPort), metricsUrl: url(ports.signals.metricsPort), replicas: signals },
     tls: { caFile: tls.caFile },
-    console: { url: url(ports.console.port), healthUrl: url(ports.console.healthPort), metricsUrl: url(ports.console.metricsPort) },
+    console: {
+      url: url(ports.console.port),
+      healthUrl: url(ports.console.healthPort),
+      metricsUrl: url(ports.console.metricsPort),
+      replicas: consoleReplicas
+    },
     kube: { url: kube.url },
     issuer: { url: issuer.url },
     llm: { url: llmServer.url, provider: llm.provider, model: llm.model },
@@ -290,6 +287,7 @@ export const localPlatform = Effect.gen(function* () {
   }
   Fs.writeFileSync(Path.join(dir, "stack.json"), JSON.stringify(stack, null, 2) + "\n")
   printSummary(stack, Date.now() - started)
+  if (replicas > 1) process.stdout.write(replicaNotes(stack, valkey, gatewaySharesState(valkey)))
   const status = (o: { readonly status?: unknown } | undefined) => (o?.status ?? {}) as { readonly phase?: string }
   yield* reportWhenRunning(
     () => status(kube.get(cr.apiVersion, cr.kind, cr.metadata.name, namespace)).phase,

@@ -1,10 +1,13 @@
 /** What `npm start` prints and writes to `.local/stack.json` (the shape README, tests and benchmarks rely on). */
 import { Duration, Effect, Schedule } from "effect"
+import type { Replica } from "./Replicas.ts"
 
 export interface Endpoint {
   readonly url: string
   readonly healthUrl: string
   readonly metricsUrl: string
+  /** The processes behind `url` (LOCAL_REPLICAS; one by default), each with its own ports. */
+  readonly replicas: ReadonlyArray<Replica>
 }
 
 export interface StackJson {

@@ -109,7 +109,7 @@ export const harnessLayer = (
  * What the operator grants a platform ServiceAccount (`storage-client`: read and write) plus, for tests of export
  * and legal holds, the `l3-audit` grant; the access suite (Access.test.ts) checks each rule on its own.
  */
-const storageGrants = (subject: { readonly kind: string; readonly name: string; readonly namespace?: string }) => {
+export const storageGrants = (subject: { readonly kind: string; readonly name: string; readonly namespace?: string }) => {
   const role = (name: string, rules: ReadonlyArray<object>) => ({
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",

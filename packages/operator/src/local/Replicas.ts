@@ -1,0 +1,98 @@
+/**
+ * `LOCAL_REPLICAS=n`: every service runs as n processes, each on free ports of its own, behind a balancer on the
+ * service's ports (API, health and metrics), so a caller that knows only the service's `url` reaches them in turn as
+ * it would through a Kubernetes Service. One replica (the default) listens on the service's ports itself.
+ */
+import { freePort } from "@kubemend/core/FreePort"
+import { Effect, Option } from "effect"
+import * as Fs from "node:fs"
+import { balance, type Balancing } from "./Balancer.ts"
+import type { ServiceProcess } from "./Processes.ts"
+
+export interface Ports {
+  readonly port: number
+  readonly healthPort: number
+  readonly metricsPort: number
+}
+
+/** One replica as `.local/stack.json` lists it. */
+export interface Replica {
+  readonly url: string
+  readonly healthUrl: string
+  readonly metricsUrl: string
+  readonly pid: number
+}
+
+/** The replica's own ports: the service's when it is alone, free ones otherwise. */
+const portsOf = (service: Ports, count: number) =>
+  count === 1
+    ? Effect.succeed(service)
+    : Effect.all({ port: freePort, healthPort: freePort, metricsPort: freePort })
+
+/**
+ * Starts `count` replicas one after the other (`start` returns once the replica is healthy), then the balancers
+ * (the API's as `balancing` says; health and metrics round-robin). Replica `i` gets `ports` to listen on; `scheme`
+ * is its API's (the console's is plain http).
+ */
+export const runReplicas = <E, R>(
+  service: Ports,
+  count: number,
+  options: { readonly scheme: "http" | "https"; readonly balancing: Balancing },
+  start: (index: number, ports: Ports) => Effect.Effect<ServiceProcess, E, R>
+) =>
+  Effect.gen(function* () {
+    const replicas: Array<Replica & { readonly ports: Ports }> = []
+    for (let index = 0; index < count; index++) {
+      const ports = yield* portsOf(service, count)
+      const proc = yield* start(index, ports)
+      replicas.push({
+        ports,
+        url: `${options.scheme}://127.0.0.1:${ports.port}`,
+        healthUrl: `http://127.0.0.1:${ports.healthPort}`,
+        metricsUrl: `http://127.0.0.1:${ports.metricsPort}`,
+        pid: proc.child.pid ?? 0
+      })
+    }
+    if (count > 1) {
+      for (const key of ["port", "healthPort", "metricsPort"] as const) {
+        yield* balance(service[key], replicas.map((r) => r.ports[key]), key === "port" ? options.balancing : "round-robin")
+      }
+    }
+    return replicas.map(({ ports: _, ...replica }): Replica => replica)
+  })
+
+/**
+ * The URL of the embedded PostgreSQL the first storage replica runs, for the others. Storage keeps the password it
+ * generated next to the cluster directory (`<dir>.credentials.json`, EmbeddedPg.ts); the data directory may be a link
+ * to where root's postgres can reach it, hence the real path.
+ */
+export const embeddedDatabaseUrl = (dataDir: string, port: number) => {
+  const { password } = JSON.parse(Fs.readFileSync(`${Fs.realpathSync(dataDir)}.credentials.json`, "utf8")) as { password: string }
+  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`
+}
+
+/** What a person running `LOCAL_REPLICAS=n` should know, printed after the summary. */
+export const replicaNotes = (
+  stack: Readonly<Record<"gateway" | "agent" | "storage" | "signals" | "console", { readonly replicas: ReadonlyArray<Replica> }>>,
+  valkey: Option.Option<string>,
+  gatewayShares: boolean
+) =>
+  [
+    "",
+    `Each service runs ${stack.gateway.replicas.length} replicas behind a balancer on the ports above (storage, signals and the`,
+    "console: the next replica a connection, as a Kubernetes Service balances; gateway and agent: one replica until it",
+    "stops, as their Services' ClientIP affinity keeps a client). Each replica's own url, healthUrl and pid are in",
+    ".local/stack.json:",
+    ...(["gateway", "agent", "storage", "signals", "console"] as const).map((svc) =>
+      `  ${svc.padEnd(9)} ${stack[svc].replicas.map((r) => `${r.url} (pid ${r.pid})`).join("  ")}`
+    ),
+    gatewayShares
+      ? `Gateway replicas share MCP sessions, A2A tasks, session caps and rate limits in Valkey at ${Option.getOrElse(valkey, () => "")}.`
+      : Option.isSome(valkey)
+      ? `Gateway sessions are per replica: Valkey answers at ${valkey.value}, but this gateway takes no shared-state setting yet.`
+      : "Gateway sessions are per replica (no Valkey answers at LOCAL_VALKEY_URL or 127.0.0.1:6379 to share them in).",
+    "Agent investigation sessions are per replica (in memory): when the agent replica running one stops, the analysis",
+    "controller finds the session gone on the next one and regenerates it (README, High availability).",
+    "The controllers run once, in this process, under the operator's Lease.",
+    ""
+  ].join("\n")
