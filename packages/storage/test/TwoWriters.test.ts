@@ -66,21 +66,10 @@ const post = (replica: Replica, path: string, body: unknown) =>
 
 /** A batch alternating between the two chains, starting with `first` (writers differ in which chain comes first). */
 const batch = (first: number) =>
-  Array.from(
-    { length: eventsPerBatch },
-    (_, i) =>
-      auditEvent({
-        event_id: randomUUID(),
-        correlation_id: chains[(first + i) % 2],
-        event_data: {
-          event_type: "apifrontend.tool.executed",
-          tool_name: "svc_list_remediations",
-          session_id: `s-${i}`,
-          execution_duration_ms: i,
-          tool_outcome: "success"
-        }
-      })
-  )
+  Array.from({ length: eventsPerBatch }, (_, i) => {
+    const event_id = randomUUID()
+    return { ...auditEvent({ correlation_id: chains[(first + i) % 2] }), event_id }
+  })
 
 describe("two storage replicas writing one chain", () => {
   beforeAll(async () => {
