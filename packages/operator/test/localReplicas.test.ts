@@ -12,6 +12,8 @@ import * as Https from "node:https"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { StackJson } from "../src/local/Summary.ts"
+import { trustAuthority } from "@kubemend/core/Tls/Trust"
+import { incident } from "../../agent/test/support.ts"
 import { waitForStack } from "./localPlatform.ts"
 
 const root = Path.resolve(__dirname, "..", "..", "..")
@@ -61,6 +63,7 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
     exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)))
     stack = await waitForStack(Path.join(state, ".local", "stack.json"), child, () => output, 300_000)
     ca = Fs.readFileSync(stack.tls.caFile, "utf8")
+    trustAuthority("local", ca)
   }, 320_000)
 
   afterAll(async () => {
@@ -112,9 +115,20 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
   })
 
   it("skips a killed replica: the service's url keeps answering from the other one", async () => {
-    // The agent replica every client was kept on dies: its clients move to the other one.
+    // The agent replica every client was kept on dies: its clients move to the other one, which does not know the
+    // sessions the dead one ran (404: the analysis controller's cue to regenerate, lifecyclePipeline.test.ts).
+    const agent = (path: string, init: RequestInit = {}) =>
+      fetch(`${stack.agent.url}/api/v1${path}`, {
+        ...init,
+        headers: { "content-type": "application/json", authorization: `Bearer ${stack.serviceTokens.operator}`, connection: "close" }
+      })
+    const submitted = await agent("/incident/analyze", { method: "POST", body: JSON.stringify(incident("ReplicaDies")) })
+    expect(submitted.status).toBe(202)
+    const { session_id } = await submitted.json()
+    expect((await agent(`/incident/session/${session_id}`)).status).toBe(200)
     await kill(stack.agent.replicas[0]!)
     for (let i = 0; i < 3; i++) expect((await freshHttps(`${stack.agent.url}/`)).cn).toBe("kubemend-agent-1")
+    expect((await agent(`/incident/session/${session_id}`)).status).toBe(404)
     const [victim, survivor] = stack.console.replicas
     await kill(victim!)
     for (let i = 0; i < 4; i++) {
