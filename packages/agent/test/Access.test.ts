@@ -1,7 +1,8 @@
 /**
  * Hostile callers of the agent's REST API, against the dev API server's real TokenReview and RBAC: no token,
  * a ServiceAccount of another namespace, a person's JWT (expired, alg none, another issuer's, or valid), each refused with 401/403
- * problem+json and an `agent.access.denied` audit event; the analysis controller's ServiceAccount passes.
+ * problem+json and an `agent.access.denied` audit event; the analysis controller's ServiceAccount passes, and the
+ * identity headers it sends are ignored and audited (`agent.identity.ignored`).
  */
 import { assert, layer } from "@effect/vitest"
 import { make as makeIssuer } from "@kubemend/core/devkit/Issuer"
@@ -66,9 +67,14 @@ layer(AgentOnDevKube({ scripts: [] }), { excludeTestServices: true, timeout: "60
       assert.strictEqual(events.length, 5)
     }))
 
-  it.effect("the analysis controller's ServiceAccount passes", () =>
+  it.effect("the analysis controller's ServiceAccount passes; identity headers it sends are ignored and audited", () =>
     Effect.gen(function* () {
-      const r = yield* fetchRaw("/api/v1/incident/session/unknown")
+      const r = yield* fetchRaw("/api/v1/incident/session/unknown", { headers: { "x-kubemend-user": "admin-user", "x-kubemend-groups": "system:masters" } })
       assert.strictEqual(r.status, 404)
+      const ignored = (yield* auditEvents).filter((e) => e.event_type === "agent.identity.ignored")
+      assert.deepStrictEqual(ignored.map((e) => [e.actor_id, e.resource_id, e.event_data["claim"], e.event_data["claimed"]]), [
+        ["system:serviceaccount:kubemend-operator:kubemend-operator", "GET /api/v1/incident/session/unknown", "x-kubemend-user", "admin-user"],
+        ["system:serviceaccount:kubemend-operator:kubemend-operator", "GET /api/v1/incident/session/unknown", "x-kubemend-groups", "system:masters"]
+      ])
     }))
 })

@@ -9,15 +9,14 @@
  * audited by the route). An identity header or argument from a verified caller that may not delegate is ignored and
  * audited (`agent.identity.ignored`).
  */
-import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import { Audit } from "@kubemend/core/Audit"
 import { Auth } from "@kubemend/core/Auth"
-import { requestIdOf } from "@kubemend/core/ApiHeaders"
 import { AccessRefused, AccessRule, makeEndpointAccess } from "@kubemend/core/EndpointAccess"
 import { Unauthenticated } from "@kubemend/core/Errors"
 import { K8s } from "@kubemend/core/K8s"
 import { Sar } from "@kubemend/core/Sar"
-import { agentServiceName } from "../Http/Auth.ts"
+import { agentServiceName, identityIgnored } from "../Http/Auth.ts"
 
 export const McpPath = "/api/v1/mcp"
 export const UserHeader = "x-kubemend-user"
@@ -74,22 +73,7 @@ export const makeCallers = (delegates: ReadonlyArray<string>) =>
     })
 
     const ignoredBy = (who: string, headers: Readonly<Record<string, string | undefined>>, clientIp: string | undefined) => (what: string, claimed: string) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        audit.emit({
-          version: "1.0",
-          event_type: "agent.identity.ignored",
-          event_timestamp: new Date(now).toISOString(),
-          event_category: "security",
-          event_action: "ignored",
-          event_outcome: "failure",
-          correlation_id: requestIdOf(headers) ?? "agent-identity",
-          actor_type: "user",
-          actor_id: who,
-          ...(clientIp === undefined ? {} : { actor_ip: clientIp.slice(0, 45) }),
-          resource_type: "mcp",
-          resource_id: McpPath,
-          event_data: { event_type: "agent.identity.ignored", claim: what, claimed: claimed.slice(0, 256), caller: who }
-        }))
+      Effect.flatMap(identityIgnored({ who, what, claimed, resource: McpPath, clientIp }, headers), audit.emit)
 
     const resolve = Effect.fn("Callers.resolve")(function* (headers: Readonly<Record<string, string | undefined>>, clientIp?: string) {
       const authorization = headers["authorization"]
