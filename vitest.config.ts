@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
 const packages = ["core", "storage", "agent", "gateway", "operator", "signals", "console"]
@@ -6,6 +7,9 @@ const linesFloor: Record<string, number> = { core: 85, gateway: 85, storage: 85 
 
 export default defineConfig({
   test: {
+    // Vitest's default (one worker fewer than the cores) runs the files one at a time on two cores, yet most of a
+    // file's time is spent waiting on the processes it starts (storage, the local platform, PostgreSQL).
+    maxWorkers: Math.max(2, availableParallelism()),
     // One project per package so `vitest run --project storage` narrows a run.
     projects: packages.map((name) => ({
       test: {
