@@ -69,6 +69,8 @@ export const SignalRoutes = Effect.gen(function* () {
       return yield* parseJson(text)
     })
 
+  // A lone signal (most webhooks) is ingested on the request's fiber: a concurrent forEach forks and joins a fiber
+  // per item, which cost more CPU than the whole ingestion of a duplicate.
   const ingestAll = (signals: ReadonlyArray<Signal>) =>
     Effect.forEach(signals, (s) =>
       intake.ingest(s).pipe(
@@ -77,7 +79,7 @@ export const SignalRoutes = Effect.gen(function* () {
           (e): e is Unresolvable => e instanceof Unresolvable,
           (e) => Effect.succeed<Result>({ status: "rejected", reason: e.reason, detail: e.detail })
         )
-      ), { concurrency: 8 })
+      ), { concurrency: signals.length === 1 ? 1 : 8 })
 
   const handle = (endpoint: string, toSignals: (body: unknown, receivedAt: string) => Effect.Effect<ReadonlyArray<Signal> | string, ValidationError>) =>
     Effect.gen(function* () {

@@ -1,23 +1,25 @@
 /**
  * From signal to RemediationRequest: resolve the target, fingerprint it, then under that fingerprint's lock either
  * fold the signal into the request already open for it (or ended less than `deduplicationCooldown` ago) or create a
- * new one with the platform's ServiceAccount. Deduplication counts are written back to `status.deduplication` by one
- * writer per request, so a burst of identical alerts costs one create and a handful of status patches, not one
- * API call each (the duplicates of one `deduplicationWriteDelay` share a write). The Kubernetes API down fails the
- * signal as `DependencyUnavailable` (503: the sender retries).
+ * new one with the platform's ServiceAccount, named for the fingerprint's next occurrence (Request.ts): a replica
+ * that loses the create race to another (409) folds the signal into the winner, so one signal is one request however
+ * many replicas receive it. Deduplication counts are written back to `status.deduplication` by CountWriter.ts, so a
+ * burst of identical alerts costs one create and a handful of status patches, not one API call each. The Kubernetes
+ * API down fails the signal as `DependencyUnavailable` (503: the sender retries).
  */
 import { Audit } from "@kubemend/core/Audit"
 import { DependencyUnavailable } from "@kubemend/core/Errors"
 import { K8s, type K8sUnavailable, type KubeObject } from "@kubemend/core/K8s"
-import { Clock, Duration, Effect, Exit, Schedule } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import { Breaker } from "./Breaker.ts"
-import { entryFrom, type Entry, makeIndex, observe } from "./Tracked.ts"
+import { makeCountWriter } from "./CountWriter.ts"
+import { countOf, entryFrom, type Entry, makeIndex, observe } from "./Tracked.ts"
 import { fingerprintOf, type RawTarget, type Signal, type Target } from "./Signal.ts"
 import { SignalsConfig } from "./SignalsConfig.ts"
 import { SignalsMetrics } from "./SignalsMetrics.ts"
 import { signalAudit } from "./SignalAudit.ts"
 import { resolveTarget, Unresolvable } from "./Targets.ts"
-import { requestFor } from "./Request.ts"
+import { occurrenceOf, requestFor } from "./Request.ts"
 import { followRequests } from "./RequestWatch.ts"
 import { makeSingleFlight } from "./SingleFlight.ts"
 
@@ -35,6 +37,8 @@ export { Unresolvable }
 
 const stripes = 256
 const countWriters = 4
+/** Names tried for one new request: occurrences taken by ended requests or by a fingerprint sharing the prefix. */
+const maxNameAttempts = 16
 const isOutage = (e: unknown) => typeof e === "object" && e !== null && (e as { _tag?: string })._tag === "K8sUnavailable"
 const unavailable = (e: K8sUnavailable) =>
   new DependencyUnavailable({ dependency: "kubernetes", detail: `the Kubernetes API is unavailable (${e.message}); retry later` })
@@ -46,11 +50,8 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
     const metrics = yield* SignalsMetrics
     const breaker = yield* Breaker
     const audit = yield* Audit
-    const scope = yield* Effect.scope
     const index = makeIndex(config.maxTracked)
-    // Count writes go out a few at a time: under load they wait (and fold more duplicates into one write) rather than
-    // take the CPU and the API from new signals.
-    const writers = yield* Effect.makeSemaphore(countWriters)
+    const counts = yield* makeCountWriter(config.deduplicationWriteDelay, countWriters)
     const locks = yield* Effect.forEach(Array.from({ length: stripes }), () => Effect.makeSemaphore(1))
     const lockFor = (fp: string) => locks[Number.parseInt(fp.slice(0, 2), 16) % stripes]!
     const fpLabel = `${k8s.apiGroup}/signal-fingerprint`
@@ -110,70 +111,63 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
         return entry
       })
 
-    // One writer per request: it waits `deduplicationWriteDelay` so the duplicates of that window share one write,
-    // and while a write is out, newer counts wait for the next one.
-    const flush = (entry: Entry, delay = config.deduplicationWriteDelay): Effect.Effect<void> =>
-      Effect.gen(function* () {
-        if (entry.flushing || !entry.dirty) return
-        entry.flushing = true
-        yield* Effect.sleep(delay)
-        while (entry.dirty) {
-          yield* writers.withPermits(1)(Effect.suspend(() => {
-            entry.dirty = false
-            const deduplication = { firstSeenAt: entry.firstSeen, lastSeenAt: entry.lastSeen, occurrenceCount: entry.count }
-            return k8s.patchCrStatus("remediationrequests", entry.rrName, { deduplication }).pipe(
-              Effect.retry({ schedule: Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(4))), while: isOutage }),
-              Effect.catchAll((e) =>
-                Effect.logWarning("could not write the deduplication count", e).pipe(
-                  Effect.annotateLogs({ remediationRequest: entry.rrName })
-                )
-              )
-            )
-          }))
-        }
-      }).pipe(Effect.onExit((exit) =>
-        Effect.suspend(() => {
-          entry.flushing = false
-          // A count that came between the last write and this exit gets its own writer (not after interruption: shutdown).
-          return entry.dirty && !Exit.isInterrupted(exit) ? Effect.asVoid(Effect.forkIn(flush(entry), scope)) : Effect.void
-        })
-      ))
-
-    // On shutdown, what is counted but unwritten goes out (within the drain, as the layer closes).
-    yield* Effect.addFinalizer(() =>
-      Effect.forEach(index.dirty(), (e) => flush(e, Duration.zero), { concurrency: 8, discard: true }).pipe(
-        Effect.timeout(Duration.seconds(5)),
-        Effect.ignore
-      )
-    )
-
     const deduplicate = (signal: Signal, fp: string, entry: Entry, at: string) =>
       Effect.gen(function* () {
-        entry.count++
-        entry.lastSeen = at
-        entry.dirty = true
+        entry.pending++
+        if (at > entry.lastSeen) entry.lastSeen = at
         index.set(fp, entry)
-        // The writer already waiting or writing takes this count too; no fiber per duplicate.
-        if (!entry.flushing) yield* Effect.forkIn(flush(entry), scope)
+        counts.mark(entry)
         yield* metrics.deduplicated(signal.name)
         yield* audit.emit(signalAudit.deduplicated(signal, fp, entry, k8s.namespace, at))
-        return { status: "deduplicated", fingerprint: fp, count: entry.count, remediationRequestRef: ref(entry.rrName) } as const
+        return { status: "deduplicated", fingerprint: fp, count: countOf(entry), remediationRequestRef: ref(entry.rrName) } as const
       })
 
-    const create = (signal: Signal, fp: string, t: Target, now: number, at: string) =>
+    const isOpen = (entry: Entry, now: number) => entry.terminalAt === undefined || now < entry.terminalAt + cooldown
+
+    /**
+     * The request a 409 on `name` met: ours to fold into when it is this fingerprint's and still open; otherwise
+     * (ended past the cooldown, or another fingerprint sharing the name's 16 hex) the next occurrence is tried.
+     */
+    const existing = (name: string, fp: string, now: number) =>
+      api(k8s.getCr("remediationrequests", name)).pipe(
+        Effect.map((rr) => {
+          if ((rr.spec as { signalFingerprint?: string } | undefined)?.signalFingerprint !== fp) return "taken" as const
+          const entry = entryFrom(rr, now)
+          return isOpen(entry, now) ? entry : ("taken" as const)
+        }),
+        // Deleted since the 409: the name is free again.
+        Effect.catchTag("K8sNotFound", () => Effect.succeed("free" as const))
+      )
+
+    /**
+     * A new request named for the fingerprint's next occurrence (after `previous`, the last request known for it).
+     * Another replica creating the same name first (409) makes this signal a duplicate of that request.
+     */
+    const create = (signal: Signal, fp: string, t: Target, previous: Entry | undefined, now: number, at: string) =>
       Effect.gen(function* () {
-        const body = requestFor(signal, fp, t, { apiGroup: k8s.apiGroup, receivedAt: at, now, maxPayloadBytes: config.maxOriginalPayloadBytes })
-        const rr = yield* api(k8s.createCr("remediationrequests", body)).pipe(
-          Effect.tapError((e) => metrics.creationError(e._tag === "DependencyUnavailable" ? "api_unavailable" : "conflict")),
-          Effect.catchTag("K8sConflict", (e) => Effect.fail(unavailable({ message: e.message } as K8sUnavailable)))
-        )
-        const entry = entryFrom(rr, now)
-        entry.firstSeen = at
-        entry.lastSeen = at
-        index.set(fp, entry)
-        yield* metrics.created(signal.source, "success")
-        yield* audit.emit(signalAudit.received(signal, fp, t, body, k8s.namespace, at))
-        return { status: "accepted", fingerprint: fp, remediationRequestRef: ref(rr.metadata.name) } as const
+        let occurrence = previous === undefined ? 1 : occurrenceOf(fp, previous.rrName) + 1
+        for (let attempt = 0; attempt < maxNameAttempts; attempt++) {
+          const body = requestFor(signal, fp, t, { apiGroup: k8s.apiGroup, receivedAt: at, occurrence, maxPayloadBytes: config.maxOriginalPayloadBytes })
+          const made = yield* api(k8s.createCr("remediationrequests", body)).pipe(
+            Effect.catchTag("K8sConflict", () => Effect.succeed(undefined)),
+            Effect.tapError(() => metrics.creationError("api_unavailable"))
+          )
+          if (made === undefined) {
+            const found = yield* existing(body.metadata.name, fp, now)
+            if (found === "taken") occurrence++
+            if (typeof found !== "string") return yield* deduplicate(signal, fp, found, at)
+            continue
+          }
+          const entry = entryFrom(made, now)
+          entry.firstSeen = at
+          entry.lastSeen = at
+          index.set(fp, entry)
+          yield* metrics.created(signal.source, "success")
+          yield* audit.emit(signalAudit.received(signal, fp, t, body, k8s.namespace, at))
+          return { status: "accepted", fingerprint: fp, remediationRequestRef: ref(made.metadata.name) } as const
+        }
+        yield* metrics.creationError("conflict")
+        return yield* unavailable({ message: `no free request name for fingerprint ${fp} after ${maxNameAttempts} attempts` } as K8sUnavailable)
       })
 
     const ingest = Effect.fn("Intake.ingest")(function* (signal: Signal) {
@@ -196,8 +190,9 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
       return yield* lockFor(fp).withPermits(1)(
         Effect.gen(function* () {
           const entry = yield* lookup(fp, now)
-          const open = entry !== undefined && (entry.terminalAt === undefined || now < entry.terminalAt + cooldown)
-          const outcome: Outcome = open ? yield* deduplicate(signal, fp, entry, at) : yield* create(signal, fp, t, now, at)
+          const outcome: Outcome = entry !== undefined && isOpen(entry, now)
+            ? yield* deduplicate(signal, fp, entry, at)
+            : yield* create(signal, fp, t, entry, now, at)
           return outcome
         })
       )

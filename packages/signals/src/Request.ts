@@ -3,6 +3,11 @@
  * severity, signalType, signalSource, targetType, targetResource, firingTime, receivedTime, signalLabels,
  * signalAnnotations, providerData, originalPayload). The payload is kept up to `maxPayloadBytes`; a longer one is cut
  * and `providerData.originalPayloadTruncated` says so.
+ *
+ * Its name is derived, not random: `rr-<first 16 hex of the fingerprint>-<occurrence>`, the occurrence counting the
+ * requests this fingerprint has had (1, then 2 after a terminal request and the cooldown, ...). Two replicas racing
+ * on one signal therefore create the same name; the API server lets one win and answers the other 409, which then
+ * folds its signal into the winner.
  */
 import type { KubeObject } from "@kubemend/core/K8s"
 import { type Signal, signalSource, signalType, type Target } from "./Signal.ts"
@@ -10,8 +15,20 @@ import { type Signal, signalSource, signalType, type Target } from "./Signal.ts"
 export interface RequestOptions {
   readonly apiGroup: string
   readonly receivedAt: string
-  readonly now: number
+  readonly occurrence: number
   readonly maxPayloadBytes: number
+}
+
+const namePrefix = (fingerprint: string) => `rr-${fingerprint.slice(0, 16)}-`
+
+/** The name of the fingerprint's `occurrence`-th request: at most 3 + 16 + 1 + 16 characters, DNS-1123. */
+export const requestName = (fingerprint: string, occurrence: number) => `${namePrefix(fingerprint)}${occurrence}`
+
+/** The occurrence a request name of this fingerprint carries; 0 for names of another form (made before names were derived). */
+export const occurrenceOf = (fingerprint: string, name: string) => {
+  const prefix = namePrefix(fingerprint)
+  const n = name.startsWith(prefix) ? Number(name.slice(prefix.length)) : Number.NaN
+  return Number.isSafeInteger(n) && n > 0 ? n : 0
 }
 
 /** Label values: at most 63 characters of `[A-Za-z0-9._-]`, starting and ending alphanumeric. */
@@ -32,7 +49,7 @@ export const requestFor = (signal: Signal, fingerprint: string, target: Target, 
     apiVersion: `${o.apiGroup}/v1alpha1`,
     kind: "RemediationRequest",
     metadata: {
-      name: `rr-${fingerprint.slice(0, 12)}-${o.now.toString(36)}`,
+      name: requestName(fingerprint, o.occurrence),
       labels: {
         [`${o.apiGroup}/signal-fingerprint`]: fingerprint.slice(0, 63),
         [`${o.apiGroup}/signal`]: labelValue(signal.name),

@@ -7,7 +7,8 @@
  */
 import type { K8s, KubeObject, WatchEvent } from "@kubemend/core/K8s"
 import { Clock, Effect, Schedule, Stream } from "effect"
-import { entryFrom, type makeIndex, observe } from "./Tracked.ts"
+import { occurrenceOf } from "./Request.ts"
+import { type Entry, entryFrom, type makeIndex, observe, observeCount } from "./Tracked.ts"
 
 type Index = ReturnType<typeof makeIndex>
 
@@ -25,12 +26,18 @@ export const applyRequest = (index: Index, event: WatchEvent, now: number) => {
   }
   if (known?.rrName === rr.metadata.name) {
     observe(known, rr, now)
-    // Another writer (a second replica) may have counted more than we did.
-    const written = (rr.status as { deduplication?: { occurrenceCount?: number } } | undefined)?.deduplication?.occurrenceCount
-    if (written !== undefined && written > known.count) known.count = written
+    // Another writer (a second replica) may have counted since.
+    if (!known.writing) observeCount(known, rr)
     return
   }
-  if (known === undefined || (rr.metadata.creationTimestamp ?? "") > known.createdAt) index.set(fp, entryFrom(rr, now))
+  if (known === undefined || isNewer(fp, rr, known)) index.set(fp, entryFrom(rr, now))
+}
+
+/** Created later, or in the same second with a higher occurrence in its name. */
+const isNewer = (fp: string, rr: KubeObject, known: Entry) => {
+  const created = rr.metadata.creationTimestamp ?? ""
+  if (created !== known.createdAt) return created > known.createdAt
+  return occurrenceOf(fp, rr.metadata.name) > occurrenceOf(fp, known.rrName)
 }
 
 /** Lists, then watches, the labelled requests into `index` until interrupted; restarts after an outage. */

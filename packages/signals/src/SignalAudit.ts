@@ -6,7 +6,7 @@
  */
 import type { AuditEventInput } from "@kubemend/core/StorageApi"
 import type { KubeObject } from "@kubemend/core/K8s"
-import type { Entry } from "./Tracked.ts"
+import { countOf, type Entry } from "./Tracked.ts"
 import { type Signal, signalSource, signalType, type Target } from "./Signal.ts"
 
 const envelope = (type: string, correlation: string, at: string, namespace: string | undefined, data: Record<string, unknown>): AuditEventInput => ({
@@ -58,7 +58,7 @@ export const signalAudit = {
       fingerprint: fp,
       rr_name: e.rrName,
       remediation_request: `${rrNamespace}/${e.rrName}`,
-      occurrence_count: e.count,
+      occurrence_count: countOf(e),
       first_seen_at: e.firstSeen,
       last_seen_at: e.lastSeen
     }),

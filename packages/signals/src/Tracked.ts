@@ -1,7 +1,8 @@
 /**
  * What the service knows per fingerprint: the request it last made or found, that request's phase (trusted for
- * `phaseRefresh`), and the deduplication count not yet written back. Bounded to `maxTracked` fingerprints; the
- * least recently seen go first (a forgotten fingerprint is looked up in the cluster again).
+ * `phaseRefresh`), the deduplication count as the cluster has it and the duplicates this replica counted since.
+ * Bounded to `maxTracked` fingerprints; the least recently seen go first (a forgotten fingerprint is looked up in
+ * the cluster again).
  */
 import { isTerminalPhase } from "@kubemend/core/domain/Phases"
 import type { KubeObject } from "@kubemend/core/K8s"
@@ -14,12 +15,38 @@ export interface Entry {
   /** When the request became terminal (ms), from `completedAt`, else its last change, else its creation. */
   terminalAt: number | undefined
   checkedAt: number
-  count: number
+  /** `status.deduplication.occurrenceCount` at `resourceVersion` (1 before any duplicate). */
+  written: number
+  /** The version `written` was read at: a count write is made against it, so replicas add up instead of overwriting. */
+  resourceVersion: string | undefined
+  /** Duplicates counted here and not yet written. */
+  pending: number
+  /** A count write is out: its answer, not the watch, brings the new count (the watch would count `pending` twice). */
+  writing: boolean
   firstSeen: string
   lastSeen: string
-  /** The count changed since the last write. */
-  dirty: boolean
-  flushing: boolean
+}
+
+/** The count a caller sees: what the cluster has plus what this replica has not written yet. */
+export const countOf = (entry: Entry) => entry.written + entry.pending
+
+/** Whether `rv` is newer than `than` (resourceVersions are opaque; etcd's are integers, compared as such). */
+const newer = (rv: string | undefined, than: string | undefined) => {
+  if (rv === undefined) return false
+  if (than === undefined) return true
+  const a = Number(rv)
+  const b = Number(than)
+  return Number.isSafeInteger(a) && Number.isSafeInteger(b) ? a > b : rv !== than
+}
+
+/** Takes the cluster's count from `rr` when it is newer than what `entry` holds. */
+export const observeCount = (entry: Entry, rr: KubeObject) => {
+  if (!newer(rr.metadata.resourceVersion, entry.resourceVersion)) return
+  const d = ((rr.status ?? {}) as RrStatus).deduplication
+  entry.written = d?.occurrenceCount ?? 1
+  entry.resourceVersion = rr.metadata.resourceVersion
+  if (d?.firstSeenAt !== undefined && d.firstSeenAt < entry.firstSeen) entry.firstSeen = d.firstSeenAt
+  if (d?.lastSeenAt !== undefined && d.lastSeenAt > entry.lastSeen) entry.lastSeen = d.lastSeenAt
 }
 
 const millis = (s: unknown): number | undefined => {
@@ -54,11 +81,12 @@ export const entryFrom = (rr: KubeObject, now: number): Entry => {
     phase: undefined,
     terminalAt: undefined,
     checkedAt: now,
-    count: status.deduplication?.occurrenceCount ?? 1,
+    written: status.deduplication?.occurrenceCount ?? 1,
+    resourceVersion: rr.metadata.resourceVersion,
+    pending: 0,
+    writing: false,
     firstSeen: status.deduplication?.firstSeenAt ?? created,
-    lastSeen: status.deduplication?.lastSeenAt ?? created,
-    dirty: false,
-    flushing: false
+    lastSeen: status.deduplication?.lastSeenAt ?? created
   }
   observe(entry, rr, now)
   return entry
@@ -81,7 +109,6 @@ export const makeIndex = (max: number) => {
     },
     delete: (fp: string) => void entries.delete(fp),
     /** Nothing was ever forgotten to stay under `max`: a fingerprint missing here has no request the index saw. */
-    complete: () => !evicted,
-    dirty: () => [...entries.values()].filter((e) => e.dirty)
+    complete: () => !evicted
   }
 }
