@@ -25,6 +25,7 @@ import { Metrics } from "@kubemend/core/Metrics"
 import { Sar, SarConfig } from "@kubemend/core/Sar"
 import { Edge } from "../packages/gateway/src/Edge/Chain.ts"
 import { RateLimits } from "../packages/gateway/src/Edge/RateLimit.ts"
+import { SharedState } from "../packages/gateway/src/SharedState.ts"
 import { GatewayAudit } from "../packages/gateway/src/GatewayAudit.ts"
 import { GatewayConfig } from "../packages/gateway/src/GatewayConfig.ts"
 import { GatewayMetrics } from "../packages/gateway/src/GatewayMetrics.ts"
@@ -52,6 +53,7 @@ const gatewayChild = async () => {
     Layer.provideMerge(StatusHub.Default),
     Layer.provideMerge(Edge.Default),
     Layer.provideMerge(RateLimits.Default),
+    Layer.provideMerge(SharedState.layerMemory),
     Layer.provideMerge(GatewayMetrics.Default),
     Layer.provideMerge(Layer.mergeAll(Sar.DefaultWithoutDependencies, Auth.Default)),
     Layer.provideMerge(Layer.mergeAll(

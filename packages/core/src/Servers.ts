@@ -18,11 +18,22 @@ import { problemBody, problemResponse, ProblemTypeBase } from "./Wire.ts"
 // The settings live in their own module; services keep importing them from here, with the listeners.
 export { ServerConfig, type ServerSettings }
 
-/** Named readiness checks; `/readyz` is 200 only when every one passes within 2 s and the service is not draining. */
+/**
+ * Named readiness checks; `/readyz` is 200 only when every one passes within 2 s and the service is not draining.
+ * Details (`detail`) say how a ready service runs, e.g. degraded, without making it unready.
+ */
 export class Readiness extends Effect.Service<Readiness>()("@kubemend/core/Readiness", {
   effect: Effect.gen(function* () {
     const checks = yield* Ref.make(new Map<string, Effect.Effect<unknown, unknown>>())
+    const details = yield* Ref.make(new Map<string, Effect.Effect<Option.Option<string>>>())
     const register = (name: string, check: Effect.Effect<unknown, unknown>) => Ref.update(checks, (m) => new Map(m).set(name, check))
+    /** `/readyz` shows `detail.<name>` while `value` answers one. */
+    const detail = (name: string, value: Effect.Effect<Option.Option<string>>) => Ref.update(details, (m) => new Map(m).set(name, value))
+    const describe = Effect.flatMap(Ref.get(details), (m) =>
+      Effect.map(
+        Effect.forEach([...m.entries()], ([name, value]) => Effect.map(value, Option.map((v) => [name, v] as const))),
+        (found) => Object.fromEntries(found.flatMap(Option.toArray))
+      ))
     const evaluate = Effect.gen(function* () {
       const all = [...(yield* Ref.get(checks)).entries()]
       const results = yield* Effect.forEach(
@@ -38,7 +49,7 @@ export class Readiness extends Effect.Service<Readiness>()("@kubemend/core/Readi
       )
       return Object.fromEntries(results)
     })
-    return { register, evaluate } as const
+    return { register, detail, evaluate, describe } as const
   })
 }) {}
 
@@ -122,8 +133,12 @@ const healthApp = Effect.gen(function* () {
       Effect.gen(function* () {
         if (yield* drain.isDraining) return yield* HttpServerResponse.json({ status: "draining" }, { status: 503 })
         const checks = yield* readiness.evaluate
+        const detail = yield* readiness.describe
         const ready = Object.values(checks).every((s) => s === "ok")
-        return yield* HttpServerResponse.json({ status: ready ? "ok" : "not ready", checks }, { status: ready ? 200 : 503 })
+        return yield* HttpServerResponse.json(
+          { status: ready ? "ok" : "not ready", checks, ...(Object.keys(detail).length === 0 ? {} : { detail }) },
+          { status: ready ? 200 : 503 }
+        )
       })
     )
   )

@@ -32,6 +32,7 @@ import { ToolCalls } from "./Mcp/Call.ts"
 import { ToolRegistry } from "./Mcp/Registry.ts"
 import { McpSessions } from "./Mcp/Sessions.ts"
 import { readinessChecks } from "./ReadinessChecks.ts"
+import { SharedState } from "./SharedState.ts"
 
 /**
  * Every gateway service. Needs: GatewayConfig, K8s, AuthConfig, SarConfig, GatewayStorage, GatewayAudit, Metrics.
@@ -40,6 +41,8 @@ export const GatewayServices = McpSessions.Default.pipe(
   Layer.provideMerge(Layer.mergeAll(ToolCalls.Default, ToolRegistry.Default, AgentClient.Default, Edge.Default)),
   // The one session pool: MCP sessions here, A2A conversations through `SessionSlots.layerShared`.
   Layer.provideMerge(Layer.mergeAll(Breakers.Default, RateLimits.Default, SessionSlots.Default, AgentEvents.Default)),
+  // Sessions, conversations, tasks, caps and rate limits: in memory, or shared with the other replicas through Valkey.
+  Layer.provideMerge(SharedState.layer),
   Layer.provideMerge(GatewayMetrics.Default),
   Layer.provideMerge(Layer.mergeAll(Sar.DefaultWithoutDependencies, Auth.Default))
 )

@@ -5,6 +5,7 @@
 import { Config, ConfigError, Context, Duration, Either, HashMap, Layer, Option } from "effect"
 import { duration, intInRange, parseGoDuration } from "@kubemend/core/Config"
 import type { TokenSourceOptions } from "@kubemend/core/ServiceToken"
+import { valkeyConfig, type ValkeySettings } from "./Shared/ValkeySettings.ts"
 
 export interface RateLimitSettings {
   /** Requests per second per client IP, checked before authentication (token bucket, burst = rate). */
@@ -96,6 +97,11 @@ export interface GatewaySettings {
   readonly backendTimeout: Duration.Duration
   /** Base URI of problem `type`s. */
   readonly problemTypeBase: string
+  /**
+   * The Valkey (or Redis) server gateway replicas share their state through (`valkey.host`, `GATEWAY_VALKEY_HOST`;
+   * the block and its keys are in Shared/ValkeySettings.ts). Unset (the default): state in memory, per replica.
+   */
+  readonly valkey: Option.Option<ValkeySettings>
 }
 
 export type GatewayOverrides = Partial<Omit<GatewaySettings, "rateLimit" | "breaker">> & {
@@ -129,7 +135,8 @@ const defaults: GatewaySettings = {
   agentToken: {},
   breaker: { failureThreshold: 5, resetTimeout: Duration.seconds(30) },
   backendTimeout: Duration.seconds(5),
-  problemTypeBase: "https://kubemend.io/problems"
+  problemTypeBase: "https://kubemend.io/problems",
+  valkey: Option.none()
 }
 
 const merge = (o: GatewayOverrides): GatewaySettings => ({
@@ -216,7 +223,8 @@ export const gatewayConfig: Config.Config<GatewaySettings> = Config.all({
     resetTimeout: duration("resetTimeout").pipe(Config.withDefault(defaults.breaker.resetTimeout))
   }).pipe(Config.nested("circuitBreaker")),
   backendTimeout: duration("backendTimeout").pipe(Config.withDefault(defaults.backendTimeout)),
-  problemTypeBase: Config.string("problemTypeBase").pipe(Config.withDefault(defaults.problemTypeBase))
+  problemTypeBase: Config.string("problemTypeBase").pipe(Config.withDefault(defaults.problemTypeBase)),
+  valkey: valkeyConfig
 }).pipe(
   Config.map(({ tools, agentToolPrefix, ...rest }) => ({
     ...rest,

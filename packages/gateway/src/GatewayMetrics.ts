@@ -1,6 +1,6 @@
 /**
  * The gateway's metrics, all prefixed `af_`: HTTP requests by endpoint/method/status, tool calls by tool and
- * outcome, SAR cache hits/misses, rate-limit rejections, open MCP sessions, circuit breaker states.
+ * outcome, SAR cache hits/misses, rate-limit rejections, open MCP sessions, circuit breaker states, shared state (Valkey) degraded.
  */
 import { Effect } from "effect"
 import { Metrics } from "@kubemend/core/Metrics"
@@ -43,6 +43,10 @@ export class GatewayMetrics extends Effect.Service<GatewayMetrics>()("@kubemend/
       labelNames: ["scope"] as const
     })
     const sessions = metrics.gauge({ name: "af_mcp_sessions_open", help: "Open MCP sessions" })
+    const sharedDegraded = metrics.gauge({
+      name: "af_gateway_shared_state_degraded",
+      help: "1 while the configured Valkey is unreachable and this replica counts sessions and rate limits on its own, else 0"
+    })
     const breakers = metrics.gauge({
       name: "af_circuit_breaker_state",
       help: "Circuit breaker state by dependency: 0 closed, 1 half-open, 2 open",
@@ -79,6 +83,7 @@ export class GatewayMetrics extends Effect.Service<GatewayMetrics>()("@kubemend/
         }),
       rateLimited: (scope: "ip" | "user" | "tool") => Effect.sync(() => rateLimited.inc({ scope })),
       sessionsOpen: (n: number) => Effect.sync(() => sessions.set(n)),
+      sharedStateDegraded: (degraded: boolean) => Effect.sync(() => sharedDegraded.set(degraded ? 1 : 0)),
       breakerState: (name: string, state: keyof typeof breakerStateValue) => Effect.sync(() => breakers.set({ name }, breakerStateValue[state]))
     } as const
   })

@@ -1,6 +1,7 @@
 /**
  * `/readyz` of the gateway: ready only when the token-signing keys of every configured issuer can be loaded and
- * the cluster API, the agent and storage answer. A JWKS success is remembered for a minute so probes do not
+ * the cluster API, the agent and storage answer. Shared state (Valkey) being unreachable does not make it unready:
+ * `/readyz` says so under `detail.sharedState`. A JWKS success is remembered for a minute so probes do not
  * refetch keys every few seconds. The agent is asked as the gateway itself (its ServiceAccount token, as the event
  * streams are): the agent refuses tokenless callers, and a refusal of the gateway is a misconfiguration (no
  * `agent-client` grant) that leaves interactive investigations broken, so it counts as not ready.
@@ -12,6 +13,7 @@ import { Readiness } from "@kubemend/core/Servers"
 import { tokenSource } from "@kubemend/core/ServiceToken"
 import { GatewayConfig } from "./GatewayConfig.ts"
 import { GatewayStorage } from "./GatewayStorage.ts"
+import { SharedState } from "./SharedState.ts"
 
 const getJson = (url: string, timeout: Duration.Duration) =>
   Effect.tryPromise(async (signal) => {
@@ -36,6 +38,7 @@ export const readinessChecks = Layer.effectDiscard(
     const storage = yield* GatewayStorage
     const config = yield* GatewayConfig
     const auth = yield* AuthConfig
+    const shared = yield* SharedState
     const timeout = config.backendTimeout
     const agentToken = yield* tokenSource(config.agentToken)
     let keysLoadedAt = -Infinity
@@ -54,6 +57,8 @@ export const readinessChecks = Layer.effectDiscard(
       keysLoadedAt = now
     })
 
+    // Ready either way: without Valkey the replica serves with its own limits, and says so here.
+    yield* readiness.detail("sharedState", Effect.map(shared.degraded, Option.map((reason) => `degraded: ${reason}; sessions and rate limits are per replica`)))
     yield* readiness.register("jwks", jwks)
     yield* readiness.register("kubernetes", k8s.listCr("remediationrequests"))
     yield* readiness.register("storage", storage.ping)

@@ -34,6 +34,7 @@ export { namespace } from "./support/Seed.ts"
 export interface TestGateway {
   readonly url: string
   readonly healthUrl: string
+  readonly metricsUrl: string
   readonly audit: Context.Tag.Service<RecordedAudit>
   readonly llm: ScriptedLlmServer
   readonly agent: FakeAgent
@@ -96,6 +97,7 @@ export const startTestGateway = (options: TestGatewayOptions = {}): Effect.Effec
     return {
       url: `http://127.0.0.1:${port}`,
       healthUrl: `http://127.0.0.1:${Context.get(ctx, BoundPorts).health}`,
+      metricsUrl: `http://127.0.0.1:${Context.get(ctx, BoundPorts).metrics}`,
       audit: Context.get(ctx, RecordedAudit),
       llm,
       agent,

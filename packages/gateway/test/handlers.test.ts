@@ -10,7 +10,9 @@ import { K8s, type K8sService, type KubeObject } from "@kubemend/core/K8s"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Sar } from "@kubemend/core/Sar"
 import { makeBreaker } from "../src/Breaker.ts"
-import { Buckets, perMinute, RateLimits } from "../src/Edge/RateLimit.ts"
+import { Buckets, perMinute } from "../src/Edge/Buckets.ts"
+import { RateLimits } from "../src/Edge/RateLimit.ts"
+import { SharedState } from "../src/SharedState.ts"
 import { RecordedAudit } from "../src/GatewayAudit.ts"
 import { GatewayConfig, gatewayConfig } from "../src/GatewayConfig.ts"
 import { GatewayMetrics } from "../src/GatewayMetrics.ts"
@@ -52,6 +54,7 @@ const toolNamed = (tools: ReadonlyArray<ToolDef>, name: string) => tools.find((t
 
 const pipeline = ToolCalls.Default.pipe(
   Layer.provideMerge(RateLimits.Default),
+  Layer.provideMerge(SharedState.layerMemory),
   Layer.provideMerge(GatewayMetrics.Default),
   Layer.provideMerge(Layer.mergeAll(Sar.layerAllowAll, Metrics.Default, RecordedAudit.layer, GatewayConfig.layer()))
 )
@@ -111,6 +114,7 @@ describe("limits and breakers under TestClock", () => {
       yield* TestClock.adjust(Duration.seconds(20))
       yield* limits.toolCall("u")
     }).pipe(Effect.provide(RateLimits.Default.pipe(
+      Layer.provideMerge(SharedState.layerMemory),
       Layer.provideMerge(GatewayMetrics.Default),
       Layer.provideMerge(Layer.mergeAll(Sar.layerAllowAll, Metrics.Default, GatewayConfig.layer({ rateLimit: { toolCallsPerMinute: 3 } })))
     ))))
@@ -224,4 +228,25 @@ describe("config", () => {
         { pathDelim: "_" }
       )
     ))))
+
+  it.effect("no valkey block: state in memory; a valkey block (file + GATEWAY_VALKEY_* env) names the shared server", (): Effect.Effect<void, unknown> =>
+    Effect.gen(function* () {
+      const none = yield* gatewayConfig.pipe(Effect.withConfigProvider(providerFor("gateway", {}, ConfigProvider.fromMap(new Map()))))
+      assert.isTrue(Option.isNone(none.valkey))
+      const some = yield* gatewayConfig.pipe(Effect.withConfigProvider(providerFor(
+        "gateway",
+        { valkey: { host: "valkey.kubemend-system.svc", tls: { enabled: true, caFile: "/etc/ca.crt" } } },
+        ConfigProvider.fromMap(new Map([["GATEWAY_VALKEY_PASSWORD", "s3cret"], ["GATEWAY_VALKEY_TIMEOUT", "250ms"]]), { pathDelim: "_" })
+      )))
+      const v = Option.getOrThrow(some.valkey)
+      assert.deepStrictEqual([v.host, v.port, v.db, v.keyPrefix, Duration.toMillis(v.timeout)], [
+        "valkey.kubemend-system.svc",
+        6379,
+        0,
+        "kubemend:gateway",
+        250
+      ])
+      assert.strictEqual(Option.map(v.password, Redacted.value).pipe(Option.getOrUndefined), "s3cret")
+      assert.deepStrictEqual(Option.map(v.tls, (t) => Option.getOrUndefined(t.caFile)), Option.some("/etc/ca.crt"))
+    }))
 })

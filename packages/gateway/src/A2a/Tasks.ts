@@ -3,14 +3,17 @@
  * `taskRetention`, and the oldest finished ones first when `maxTasks` is reached). Each task keeps its state,
  * history and artifacts for `tasks/get`, and a sliding PubSub of its events for streaming clients (a stalled
  * reader loses old progress events, never the final one, and never slows the loop). A task is
- * visible only to the user who started it: anyone else gets "task not found".
+ * visible only to the user who started it: anyone else gets "task not found". Every change is also saved in the
+ * shared state (SharedTasks.ts), so with Valkey any gateway replica answers `tasks/get` for it.
  */
-import { Clock, Deferred, Duration, Effect, Fiber, PubSub, type Scope, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, Fiber, Option, PubSub, type Scope, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { TaskNotCancelable, TaskNotFound } from "@kubemend/core/Errors"
+import { SharedState } from "../SharedState.ts"
 import { A2aConfig } from "./Config.ts"
 import type { Artifact, EventType, TaskEvent, TaskState, TaskStatus, TaskView, TextMessage } from "./Model.ts"
 import { terminalStates } from "./Model.ts"
+import { taskRecords } from "./SharedTasks.ts"
 
 export interface Task {
   readonly id: string
@@ -46,6 +49,8 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
   effect: Effect.gen(function* () {
     const config = yield* A2aConfig
     const entries = new Map<string, Entry>()
+    // A running task is saved on every change; the record outlives a task that runs to its deadline.
+    const records = taskRecords(yield* SharedState, Duration.sum(config.taskTimeout, config.taskRetention))
 
     const evict = (now: number) => {
       const retention = Duration.toMillis(config.taskRetention)
@@ -71,6 +76,7 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
         const running: Running = { finishedAt: undefined, fiber: undefined }
 
         const snapshot = (): TaskView => ({ id, contextId, status, artifacts: [...artifacts], history: [...history] })
+        const save = Effect.suspend(() => records.save(owner, snapshot()))
         const agentMessage = (text: string): TextMessage => ({ messageId: randomUUID(), role: "agent", text, contextId, taskId: id })
 
         const publish = (state: TaskState, text: string | undefined, type: EventType, final: boolean, metadata: Record<string, unknown>) =>
@@ -79,6 +85,7 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
             const message = text === undefined ? undefined : agentMessage(text)
             status = { state, timestamp: at, ...(message === undefined ? {} : { message }) }
             if (final && message !== undefined) history.push(message)
+            yield* save
             yield* PubSub.publish(events, {
               _tag: "Status",
               taskId: id,
@@ -124,7 +131,7 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
             Effect.suspend(() => {
               const artifact = { artifactId: randomUUID(), name, text }
               artifacts.push(artifact)
-              return PubSub.publish(events, { _tag: "Artifact", taskId: id, contextId, artifact }).pipe(Effect.asVoid)
+              return Effect.zipRight(save, PubSub.publish(events, { _tag: "Artifact", taskId: id, contextId, artifact })).pipe(Effect.asVoid)
             }),
           subscribe: Effect.gen(function* () {
             const queue = yield* PubSub.subscribe(events)
@@ -138,6 +145,7 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
           attach: (fiber) => Effect.sync(() => void (running.fiber = fiber))
         }
         entries.set(id, { task, running })
+        yield* save
         return task
       })
 
@@ -149,13 +157,28 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
           : Effect.succeed(entry)
       })
 
+    /** This replica's task, else one another replica runs or ran (read-only here). */
+    const find = (owner: string, id: string) =>
+      lookup(owner, id).pipe(
+        Effect.map((e) => e.task),
+        Effect.catchTag("TaskNotFound", (e) => Effect.flatMap(records.find(owner, id), Option.match({ onNone: () => Effect.fail(e), onSome: Effect.succeed })))
+      )
+
     return {
       create,
-      get: (owner: string, id: string) => Effect.map(lookup(owner, id), (e) => e.task),
+      get: find,
       /** Stops the task's loop and marks it canceled; finished tasks cannot be canceled. */
       cancel: (owner: string, id: string) =>
         Effect.gen(function* () {
-          const entry = yield* lookup(owner, id)
+          const local = entries.get(id)
+          if (local === undefined || local.task.owner !== owner) {
+            const other = yield* find(owner, id)
+            const detail = (yield* other.isTerminal)
+              ? "the task has already finished"
+              : "the task runs on another gateway replica; cancel it there or let it finish"
+            return yield* new TaskNotCancelable({ taskId: id, detail })
+          }
+          const entry = local
           if (yield* entry.task.isTerminal) {
             return yield* new TaskNotCancelable({ taskId: id, detail: "the task has already finished" })
           }

@@ -4,60 +4,70 @@
  * user. Both protocols take a slot before they open and give it back when they close, so the limits hold across the
  * two and are enforced in this one place. The pool being full is the gateway's limit (503); one user holding their
  * share is theirs to free (429).
+ *
+ * The slots live in the shared state (`SharedState`): with Valkey the caps count every gateway replica's sessions.
+ * A slot expires a minute after its session's idle timeout unless renewed (`touch`), so the sessions of a replica
+ * that died free their slots by themselves.
  */
-import { Effect, Layer } from "effect"
+import { Clock, Duration, Effect, Layer } from "effect"
 import { RateLimited, SessionLimitReached } from "@kubemend/core/Errors"
 import { GatewayConfig } from "../GatewayConfig.ts"
+import { SharedState } from "../SharedState.ts"
 
 /** How long a user over their session cap is told to wait (a session of theirs idles out or is closed). */
 const userRetryAfterSeconds = 60
 
+/** Past the idle timeout: the owning replica's sweep normally releases the slot before it expires. */
+const expiryMargin = Duration.minutes(1)
+
 export class SessionSlots extends Effect.Service<SessionSlots>()("@kubemend/gateway/SessionSlots", {
   effect: Effect.gen(function* () {
     const { maxConcurrentSessions: limit, maxSessionsPerUser: perUser } = (yield* GatewayConfig).rateLimit
-    /** Slot id -> the user holding it. */
-    const held = new Map<string, string>()
-    const heldBy = (owner: string) => {
-      let n = 0
-      for (const o of held.values()) if (o === owner) n++
-      return n
-    }
+    const shared = yield* SharedState
+    /** When this replica last renewed each slot it uses: renewals are spread out, not one write per request. */
+    const renewed = new Map<string, number>()
+    const ttlOf = (idle: Duration.Duration) => Duration.sum(idle, expiryMargin)
 
     return {
       limit,
       perUser,
       /**
-       * Takes the slot `id` for `owner` (idempotent per id), or fails with `SessionLimitReached` when all are in use
-       * and `RateLimited` (429, naming `rateLimit.maxSessionsPerUser`) when `owner` holds their share; `hint` tells
-       * the caller how to free one.
+       * Takes the slot `id` for `owner` for a session idling out after `idle` (idempotent per id), or fails with
+       * `SessionLimitReached` when all are in use and `RateLimited` (429, naming `rateLimit.maxSessionsPerUser`)
+       * when `owner` holds their share; `hint` tells the caller how to free one.
        */
-      acquire: (id: string, owner: string, hint?: string): Effect.Effect<void, SessionLimitReached | RateLimited> =>
-        Effect.suspend((): Effect.Effect<void, SessionLimitReached | RateLimited> => {
-          if (held.has(id)) return Effect.void
+      acquire: (id: string, owner: string, idle: Duration.Duration, hint?: string): Effect.Effect<void, SessionLimitReached | RateLimited> =>
+        Effect.gen(function* () {
           const how = hint === undefined ? "" : `; ${hint}`
-          if (heldBy(owner) >= perUser) {
-            return Effect.fail(
-              new RateLimited({
-                scope: "user",
-                retryAfterSeconds: userRetryAfterSeconds,
-                detail: `${owner} already has ${perUser} open sessions (MCP sessions and A2A conversations together), ` +
-                  `the per-user limit rateLimit.maxSessionsPerUser${how}`
-              })
-            )
+          const admission = yield* shared.acquireSlot(id, owner, { total: limit, perUser }, ttlOf(idle))
+          if (admission === "user-full") {
+            return yield* new RateLimited({
+              scope: "user",
+              retryAfterSeconds: userRetryAfterSeconds,
+              detail: `${owner} already has ${perUser} open sessions (MCP sessions and A2A conversations together), ` +
+                `the per-user limit rateLimit.maxSessionsPerUser${how}`
+            })
           }
-          if (held.size >= limit) {
-            return Effect.fail(
-              new SessionLimitReached({
-                limit,
-                detail: `at most ${limit} sessions (MCP sessions and A2A conversations together) may be open at once` + how
-              })
-            )
+          if (admission === "total-full") {
+            return yield* new SessionLimitReached({
+              limit,
+              detail: `at most ${limit} sessions (MCP sessions and A2A conversations together) may be open at once` + how
+            })
           }
-          held.set(id, owner)
-          return Effect.void
+          renewed.set(id, yield* Clock.currentTimeMillis)
         }),
-      release: (id: string) => Effect.sync(() => void held.delete(id)),
-      inUse: Effect.sync(() => held.size)
+      /** The session of slot `id` was used: its slot lives on for another `idle` (renewed at most every tenth of it). */
+      touch: (id: string, owner: string, idle: Duration.Duration) =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          if (now - (renewed.get(id) ?? -Infinity) < Duration.toMillis(idle) / 10) return
+          renewed.set(id, now)
+          yield* shared.touchSlot(id, owner, ttlOf(idle))
+        }),
+      release: (id: string, owner: string) => Effect.zipRight(Effect.sync(() => void renewed.delete(id)), shared.releaseSlot(id, owner)),
+      /** This replica forgets slot `id` (its session went on elsewhere); the slot itself is left to its session. */
+      forget: (id: string) => Effect.sync(() => void renewed.delete(id)),
+      inUse: shared.slotsInUse
     } as const
   })
 }) {

@@ -6,11 +6,16 @@
  * idling past `sessionIdleTimeout` and shutdown close a session and free its slot.
  * `mcp.session_init` is audited once per session id, when the SDK assigns it, with the protocol version the SDK's
  * server answers the initialize with (the client's when supported, else the latest).
+ *
+ * With Valkey (`SharedState`), a session is also a record there, written before its id reaches the client: a
+ * replica that gets a request for a session it does not hold re-creates it from the record (SessionRecord.ts), so
+ * sessions survive the replica that started them. A replica's idle sweep or shutdown then only drops its own copy;
+ * the session ends (slot freed, record deleted) on `DELETE /mcp` or once no replica used it for the idle timeout.
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { Clock, Duration, Effect, ExecutionStrategy, Exit, Runtime, Schedule, Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, ExecutionStrategy, Exit, Option, Runtime, Schedule, Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import { SessionNotFound } from "@kubemend/core/Errors"
 import { AgentClient, type AgentLink } from "../AgentClient.ts"
@@ -19,7 +24,9 @@ import { SessionSlots } from "../Edge/SessionSlots.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
 import { GatewayMetrics } from "../GatewayMetrics.ts"
+import { SharedState } from "../SharedState.ts"
 import { makeServerFactory } from "./Server.ts"
+import { initializeParams, recordKey, replayHandshake, type SessionRecord } from "./SessionRecord.ts"
 
 export interface McpSession {
   readonly owner: string
@@ -30,6 +37,13 @@ export interface McpSession {
   lastUsed: number
 }
 
+interface Open extends McpSession {
+  readonly scope: Scope.CloseableScope
+  readonly record: SessionRecord
+  /** When the shared record last got `lastUsed`. */
+  savedAt: number
+}
+
 export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gateway/McpSessions", {
   scoped: Effect.gen(function* () {
     const config = yield* GatewayConfig
@@ -37,91 +51,158 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
     const metrics = yield* GatewayMetrics
     const agents = yield* AgentClient
     const slots = yield* SessionSlots
+    const shared = yield* SharedState
     const makeServer = yield* makeServerFactory
     const scope = yield* Effect.scope
     const runtime = yield* Effect.runtime<never>()
     const runFork = Runtime.runFork(runtime)
-    const open = new Map<string, McpSession & { readonly scope: Scope.CloseableScope; readonly slot: string }>()
+    const runPromise = Runtime.runPromise(runtime)
+    const idle = config.sessionIdleTimeout
+    const idleMs = Duration.toMillis(idle)
+    // One replica alone never needs a record: nobody else could serve the session.
+    const sharing = shared.backend === "valkey"
+    const open = new Map<string, Open>()
+    const adopting = new Map<string, Deferred.Deferred<McpSession, SessionNotFound>>()
 
     const publish = Effect.suspend(() => metrics.sessionsOpen(open.size))
+    const save = (id: string, record: SessionRecord) => sharing ? shared.put(recordKey(id), JSON.stringify(record), idle) : Effect.void
 
-    const closeSession = (id: string) =>
+    /** Closes this replica's copy; `end` also ends the session everywhere (slot freed, record deleted). */
+    const closeSession = (id: string, end: boolean) =>
       Effect.suspend(() => {
         const s = open.get(id)
         if (s === undefined) return Effect.void
         open.delete(id)
         return Effect.promise(() => s.transport.close().catch(() => undefined)).pipe(
           Effect.zipRight(Scope.close(s.scope, Exit.void)),
-          Effect.zipRight(slots.release(s.slot)),
+          Effect.zipRight(
+            end
+              ? Effect.zipRight(slots.release(s.record.slot, s.owner), sharing ? shared.remove(recordKey(id)) : Effect.void)
+              : slots.forget(s.record.slot)
+          ),
           Effect.zipRight(publish)
         )
+      })
+
+    /**
+     * A transport + Server for `owner` whose session id comes from `sessionId`; `onInitialized` runs (and is
+     * awaited by the SDK) when the handshake assigned it.
+     */
+    const build = (
+      owner: string,
+      sessionScope: Scope.CloseableScope,
+      sessionId: () => string,
+      onInitialized: (sid: string, session: McpSession) => Effect.Effect<void>
+    ) =>
+      Effect.gen(function* () {
+        let id: string | undefined
+        // eslint-disable-next-line prefer-const -- assigned below; the agent link's callback, made first, reads it
+        let server: Server | undefined
+        const link: AgentLink = yield* agents.link((params) => {
+          void server?.sendLoggingMessage(params as Parameters<Server["sendLoggingMessage"]>[0]).catch(() => undefined)
+        }).pipe(Scope.extend(sessionScope))
+        const now = yield* Clock.currentTimeMillis
+        const transport = new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: sessionId,
+          onsessioninitialized: (sid) => {
+            id = sid
+            return runPromise(onInitialized(sid, session))
+          },
+          onsessionclosed: (sid) => {
+            runFork(closeSession(sid, true))
+          }
+        })
+        server = makeServer({ sessionId: () => id, agent: link })
+        const session: McpSession = { owner, transport, server, busy: 0, lastUsed: now }
+        yield* Effect.promise(() => server!.connect(transport))
+        return session
       })
 
     /**
      * A new session for `caller` (its `initialize` request is next). The slot is taken now, so concurrent
      * initializations cannot overshoot the limit; `settle` gives it back when the SDK did not start the session.
      */
-    const create = Effect.fn("McpSessions.create")(function* (caller: Caller, requestedVersion: string | undefined) {
-      const protocolVersion = requestedVersion !== undefined && SUPPORTED_PROTOCOL_VERSIONS.includes(requestedVersion)
-        ? requestedVersion
-        : LATEST_PROTOCOL_VERSION
+    const create = Effect.fn("McpSessions.create")(function* (caller: Caller, initialize: { readonly protocolVersion?: unknown } | undefined) {
+      const requested = initialize?.protocolVersion
+      const protocolVersion = typeof requested === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION
+      const owner = caller.principal.user
       const slot = `mcp:${randomUUID()}`
-      yield* slots.acquire(slot, caller.principal.user, "close an MCP session (DELETE /mcp) or retry later")
+      yield* slots.acquire(slot, owner, idle, "close an MCP session (DELETE /mcp) or retry later")
       const sessionScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-      let id: string | undefined
-      // eslint-disable-next-line prefer-const -- assigned below; the agent link's callback, made first, reads it
-      let server: Server | undefined
-      const link: AgentLink = yield* agents.link((params) => {
-        void server?.sendLoggingMessage(params as Parameters<Server["sendLoggingMessage"]>[0]).catch(() => undefined)
-      }).pipe(
-        Scope.extend(sessionScope),
-        Effect.onError(() => Effect.zipRight(Scope.close(sessionScope, Exit.void), slots.release(slot)))
+      let started = false
+      const cleanup = Effect.all([Scope.close(sessionScope, Exit.void), slots.release(slot, owner)], { discard: true })
+      const session = yield* build(owner, sessionScope, () => randomUUID(), (sid, session) =>
+        Effect.gen(function* () {
+          started = true
+          const now = yield* Clock.currentTimeMillis
+          const record: SessionRecord = { owner, slot, initialize: initializeParams(initialize, protocolVersion), createdAt: now, lastUsed: now }
+          // Before the id reaches the client: its next request may land on another replica.
+          yield* save(sid, record)
+          open.set(sid, Object.assign(session, { scope: sessionScope, record, savedAt: now }))
+          yield* publish
+          yield* audit.emit({
+            type: "mcp.session_init",
+            outcome: "success",
+            userId: owner,
+            clientIp: caller.clientIp,
+            correlationId: sid,
+            data: { mcp_session_id: sid, protocol_version: protocolVersion }
+          })
+        })).pipe(Effect.onError(() => cleanup))
+      const settle = Effect.suspend(() =>
+        started ? Effect.void : Effect.promise(() => session.transport.close().catch(() => undefined)).pipe(Effect.zipRight(cleanup))
       )
-      const now = yield* Clock.currentTimeMillis
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (sid) => {
-          id = sid
-          open.set(sid, Object.assign(session, { scope: sessionScope, slot }))
-          runFork(Effect.zipRight(
-            publish,
-            audit.emit({
-              type: "mcp.session_init",
-              outcome: "success",
-              userId: caller.principal.user,
-              clientIp: caller.clientIp,
-              correlationId: sid,
-              data: { mcp_session_id: sid, protocol_version: protocolVersion }
-            })
-          ))
-        },
-        onsessionclosed: (sid) => {
-          runFork(closeSession(sid))
-        }
-      })
-      server = makeServer({ sessionId: () => id, agent: link })
-      const session: McpSession = { owner: caller.principal.user, transport, server, busy: 0, lastUsed: now }
-      const settle = Effect.suspend(() => {
-        if (id !== undefined) return Effect.void
-        return Effect.promise(() => transport.close().catch(() => undefined)).pipe(
-          Effect.zipRight(Scope.close(sessionScope, Exit.void)),
-          Effect.zipRight(slots.release(slot))
-        )
-      })
-      yield* Effect.promise(() => server!.connect(transport)).pipe(Effect.onError(() => settle))
       return { session, settle } as const
     })
 
-    /** The caller's own session `id`; someone else's answers exactly like an unknown id. */
-    const lookup = (id: string, caller: Caller) =>
-      Effect.suspend(() => {
-        const s = open.get(id)
-        return s === undefined || s.owner !== caller.principal.user
-          ? Effect.fail(new SessionNotFound({ sessionId: id }))
-          : Effect.succeed(s as McpSession)
+    /** Re-creates session `id` from its shared record when `caller` owns it. */
+    const adopt = (id: string, caller: Caller) =>
+      Effect.gen(function* () {
+        const missing = new SessionNotFound({ sessionId: id })
+        const raw = sharing ? yield* shared.get(recordKey(id)) : Option.none()
+        if (Option.isNone(raw)) return yield* missing
+        const record = JSON.parse(raw.value) as SessionRecord
+        if (record.owner !== caller.principal.user) return yield* missing
+        const sessionScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+        const now = yield* Clock.currentTimeMillis
+        const session = yield* build(record.owner, sessionScope, () => id, (sid, session) =>
+          Effect.zipRight(
+            Effect.sync(() => void open.set(sid, Object.assign(session, { scope: sessionScope, record, savedAt: now }))),
+            publish
+          ))
+        if (!(yield* replayHandshake(session.transport, id, record.initialize))) {
+          yield* Effect.logWarning("could not re-create an MCP session from its record").pipe(Effect.annotateLogs("mcp_session_id", id))
+          yield* closeSession(id, false)
+          yield* Scope.close(sessionScope, Exit.void)
+          return yield* missing
+        }
+        yield* slots.touch(record.slot, record.owner, idle)
+        yield* Effect.logDebug("MCP session re-created from the shared state").pipe(Effect.annotateLogs("mcp_session_id", id))
+        return session
       })
 
-    /** Marks `session` busy around `effect`. */
+    /** The caller's own session `id` (held here or re-created from the shared state); someone else's answers as unknown. */
+    const lookup = (id: string, caller: Caller): Effect.Effect<McpSession, SessionNotFound> =>
+      Effect.suspend(() => {
+        const s = open.get(id)
+        if (s !== undefined) return s.owner === caller.principal.user ? Effect.succeed(s) : Effect.fail(new SessionNotFound({ sessionId: id }))
+        if (!sharing) return Effect.fail(new SessionNotFound({ sessionId: id }))
+        const pending = adopting.get(id)
+        if (pending !== undefined) return Effect.zipRight(Deferred.await(pending), lookup(id, caller))
+        // Concurrent first requests on this replica re-create the session once.
+        return Effect.gen(function* () {
+          const done = yield* Deferred.make<McpSession, SessionNotFound>()
+          adopting.set(id, done)
+          return yield* adopt(id, caller).pipe(
+            Effect.exit,
+            Effect.tap((exit) => Deferred.done(done, exit)),
+            Effect.ensuring(Effect.sync(() => void adopting.delete(id))),
+            Effect.flatten
+          )
+        })
+      })
+
+    /** Marks `session` busy around `effect`; a used session keeps its slot and record alive. */
     const using = <A, E, R>(session: McpSession, effect: Effect.Effect<A, E, R>) =>
       Effect.acquireUseRelease(
         Effect.sync(() => {
@@ -129,26 +210,40 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
         }),
         () => effect,
         () =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            Effect.sync(() => {
-              session.busy--
-              session.lastUsed = now
-            }))
+          Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            session.busy--
+            session.lastUsed = now
+            const s = session as Open
+            if (s.record === undefined) return
+            yield* slots.touch(s.record.slot, s.owner, idle)
+            // Spread out: one record write per tenth of the idle timeout, not one per request.
+            if (sharing && now - s.savedAt >= idleMs / 10) {
+              s.savedAt = now
+              yield* save(s.transport.sessionId ?? "", { ...s.record, lastUsed: now })
+            }
+          })
       )
+
+    /** Whether nobody (here or on another replica) used session `id` for the idle timeout. */
+    const idleEverywhere = (id: string, now: number) =>
+      sharing
+        ? Effect.map(
+          shared.get(recordKey(id)),
+          Option.match({ onNone: () => true, onSome: (raw) => now - (JSON.parse(raw) as SessionRecord).lastUsed >= idleMs })
+        )
+        : Effect.succeed(true)
 
     const sweep = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      const idle = Duration.toMillis(config.sessionIdleTimeout)
-      const stale = [...open.entries()].filter(([, s]) => s.busy === 0 && now - s.lastUsed >= idle).map(([k]) => k)
-      yield* Effect.forEach(stale, closeSession, { discard: true })
+      const stale = [...open.entries()].filter(([, s]) => s.busy === 0 && now - s.lastUsed >= idleMs).map(([k]) => k)
+      yield* Effect.forEach(stale, (id) => Effect.flatMap(idleEverywhere(id, now), (end) => closeSession(id, end)), { discard: true })
     })
-    yield* sweep.pipe(
-      Effect.repeat(Schedule.spaced(Duration.min(Duration.minutes(1), config.sessionIdleTimeout))),
-      Effect.forkScoped
-    )
-    yield* Effect.addFinalizer(() => Effect.forEach([...open.keys()], closeSession, { discard: true }))
+    yield* sweep.pipe(Effect.repeat(Schedule.spaced(Duration.min(Duration.minutes(1), idle))), Effect.forkScoped)
+    // Shared sessions outlive this replica: another one serves their next request.
+    yield* Effect.addFinalizer(() => Effect.forEach([...open.keys()], (id) => closeSession(id, !sharing), { discard: true }))
     yield* publish
 
-    return { create, lookup, using, close: closeSession, count: Effect.sync(() => open.size) } as const
+    return { create, lookup, using, close: (id: string) => closeSession(id, true), count: Effect.sync(() => open.size) } as const
   })
 }) {}

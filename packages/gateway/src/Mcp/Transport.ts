@@ -128,8 +128,7 @@ export const McpRoutes = Effect.gen(function* () {
         if (initialize === undefined) {
           return yield* new InvalidRequest({ detail: "Mcp-Session-Id header is required (send initialize first)" })
         }
-        const requested = initialize.params?.protocolVersion
-        const { session, settle } = yield* sessions.create(caller, typeof requested === "string" ? requested : undefined)
+        const { session, settle } = yield* sessions.create(caller, initialize.params)
         return yield* dispatch(session, request, caller, { body, json: !sse }).pipe(Effect.ensuring(settle))
       }
       const session = yield* sessions.lookup(id, caller)

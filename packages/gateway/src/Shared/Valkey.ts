@@ -1,0 +1,138 @@
+/**
+ * The shared-state store on a Valkey (or Redis) server, through ioredis, configured like storage's dead-letter
+ * queue (Dlq/Valkey.ts there). Commands fail at once while the server is away (no offline queue, no resend after
+ * a reconnect) and each has the configured deadline: the caller (Resilient.ts) then answers from memory instead of
+ * waiting. Slots and buckets change in Lua scripts, so concurrent replicas never overshoot a cap.
+ */
+import { ConfigError, Data, Duration, Effect, Option, Redacted } from "effect"
+import { Redis, type RedisOptions } from "ioredis"
+import * as Fs from "node:fs/promises"
+import type { Admission, Store } from "../SharedState.ts"
+import { slotScripts, takeScript } from "./Scripts.ts"
+import type { ValkeySettings } from "./ValkeySettings.ts"
+
+export class ValkeyUnavailable extends Data.TaggedError("ValkeyUnavailable")<{
+  readonly command: string
+  readonly cause: unknown
+}> {}
+
+/** Longest pause between reconnection attempts in the background. */
+const reconnectCap = 2_000
+
+const optionalFile = (key: string, path: Option.Option<string>) =>
+  Option.match(path, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (p) =>
+      Effect.tryPromise({
+        try: () => Fs.readFile(p),
+        catch: (e) => ConfigError.InvalidData(["valkey", ...key.split(".")], `cannot read ${p}: ${String(e)}`)
+      })
+  })
+
+const options = (s: ValkeySettings) =>
+  Effect.gen(function* () {
+    const passwordFile = yield* optionalFile("passwordFile", s.passwordFile)
+    const password = passwordFile === undefined ? Option.getOrUndefined(Option.map(s.password, Redacted.value)) : passwordFile.toString("utf8").trim()
+    const tls = Option.isNone(s.tls) ? undefined : {
+      servername: s.host,
+      ...Object.fromEntries(
+        Object.entries(
+          yield* Effect.all({
+            ca: optionalFile("tls.caFile", s.tls.value.caFile),
+            cert: optionalFile("tls.certFile", s.tls.value.certFile),
+            key: optionalFile("tls.keyFile", s.tls.value.keyFile)
+          })
+        ).filter(([, v]) => v !== undefined)
+      )
+    }
+    const timeout = Duration.toMillis(s.timeout)
+    return {
+      host: s.host,
+      port: s.port,
+      db: s.db,
+      ...(password === undefined ? {} : { password }),
+      ...(tls === undefined ? {} : { tls }),
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      connectTimeout: timeout,
+      commandTimeout: timeout,
+      protocol: 2,
+      connectionName: "kubemend-gateway",
+      retryStrategy: (attempt: number) => Math.min(50 * 2 ** (attempt - 1), reconnectCap)
+    } satisfies RedisOptions
+  })
+
+type Scripted = Redis & {
+  kmSlotAcquire(...args: ReadonlyArray<string | number>): Promise<string>
+  kmSlotTouch(...args: ReadonlyArray<string | number>): Promise<number>
+  kmTake(...args: ReadonlyArray<string | number>): Promise<[number, string]>
+}
+
+/** A store on the server of `settings` for the scope; it starts (and fails its calls) while the server is away. */
+export const valkeyStore = (settings: ValkeySettings) =>
+  Effect.gen(function* () {
+    const address = `${settings.host}:${settings.port}`
+    const redis = yield* Effect.acquireRelease(
+      Effect.map(options(settings), (o) => {
+        const r = new Redis(o)
+        r.defineCommand("kmSlotAcquire", { numberOfKeys: 2, lua: slotScripts.acquire })
+        r.defineCommand("kmSlotTouch", { numberOfKeys: 2, lua: slotScripts.touch })
+        r.defineCommand("kmTake", { numberOfKeys: 1, lua: takeScript })
+        // Errors surface through the calls (and Resilient.ts logs the transitions); without a listener ioredis
+        // prints every reconnection failure.
+        r.on("error", () => undefined)
+        return r as Scripted
+      }),
+      (r) => Effect.sync(() => r.disconnect())
+    )
+    yield* Effect.promise(() => redis.connect().catch(() => undefined))
+
+    const call = <A>(command: string, run: (r: Scripted) => Promise<A>) =>
+      Effect.tryPromise({ try: () => run(redis), catch: (cause) => new ValkeyUnavailable({ command, cause }) })
+
+    const key = (k: string) => `${settings.keyPrefix}:${k}`
+    const slotsKey = key("slots")
+    const userSlots = (owner: string) => key(`slots:user:${owner}`)
+    const ms = (d: Duration.Duration) => Math.max(1, Math.ceil(Duration.toMillis(d)))
+    const now = Effect.clockWith((c) => c.currentTimeMillis)
+    /** Records carry their own expiry (`<expiresAt>|<value>`): Effect's Clock decides, Valkey's TTL only collects. */
+    const sep = "|"
+
+    const store: Store<ValkeyUnavailable> = {
+      get: (k) =>
+        Effect.flatMap(now, (t) =>
+          Effect.map(call("GET", (r) => r.get(key(k))), (raw) => {
+            if (raw === null) return Option.none()
+            const at = raw.indexOf(sep)
+            return Number(raw.slice(0, at)) > t ? Option.some(raw.slice(at + 1)) : Option.none()
+          })),
+      put: (k, value, ttl) => Effect.flatMap(now, (t) => call("SET", (r) => r.set(key(k), `${t + ms(ttl)}${sep}${value}`, "PX", ms(ttl)))).pipe(Effect.asVoid),
+      remove: (k) => call("DEL", (r) => r.del(key(k))).pipe(Effect.asVoid),
+      acquireSlot: (id, owner, limits, ttl) =>
+        Effect.flatMap(now, (t) =>
+          call("EVALSHA slot acquire", (r) => r.kmSlotAcquire(slotsKey, userSlots(owner), id, t, t + ms(ttl), limits.total, limits.perUser, ms(ttl)))).pipe(
+            Effect.map((a) =>
+              a as Admission
+            )
+          ),
+      touchSlot: (id, owner, ttl) =>
+        Effect.flatMap(now, (t) => call("EVALSHA slot touch", (r) => r.kmSlotTouch(slotsKey, userSlots(owner), id, t, t + ms(ttl), ms(ttl)))).pipe(
+          Effect.asVoid
+        ),
+      releaseSlot: (id, owner) => call("ZREM", (r) => r.multi().zrem(slotsKey, id).zrem(userSlots(owner), id).exec()).pipe(Effect.asVoid),
+      slotsInUse: Effect.flatMap(now, (t) => call("ZCOUNT", (r) => r.zcount(slotsKey, `(${t}`, "+inf"))),
+      take: (k, spec) =>
+        Effect.flatMap(now, (t) => {
+          const refillMs = Math.ceil(spec.capacity / spec.perMs)
+          return call("EVALSHA take", (r) => r.kmTake(key(k), spec.capacity, spec.perMs, t, refillMs + 1000))
+        }).pipe(
+          Effect.map(([ok, waitMs]) =>
+            ok === 1 ? { ok: true as const } : { ok: false as const, retryAfterSeconds: Math.max(1, Math.ceil(Number(waitMs) / 1000)) }
+          )
+        ),
+      ping: call("PING", (r) => r.ping()).pipe(Effect.asVoid)
+    }
+    return { ...store, address } as const
+  })

@@ -1,0 +1,91 @@
+/**
+ * The state gateway replicas share, so that whichever replica gets a request can serve it: records with a time to
+ * live (MCP session records, A2A tasks and conversations), the session slots behind the global and per-user
+ * session caps, and the token buckets of the rate limits.
+ *
+ * Two stores pass one contract (test/shared-state-contract.test.ts): memory, one replica's own (the default, no
+ * Valkey configured), and Valkey, shared by every replica that names the same server and `keyPrefix`. The Valkey
+ * layer never fails a caller: while Valkey is unreachable it answers from a memory store of its own (per-replica
+ * limits, records only this replica wrote), says so through `degraded`, the `af_gateway_shared_state_degraded`
+ * gauge and `/readyz` detail, and goes back to Valkey once a ping every `valkey.recoveryInterval` succeeds.
+ *
+ * Expiry is decided with Effect's Clock in both stores (Valkey's own TTLs only collect garbage), so both behave the
+ * same under TestClock.
+ */
+import { Context, type Duration, Effect, Layer, Option } from "effect"
+import type { BucketSpec, Take } from "./Edge/Buckets.ts"
+import { GatewayConfig } from "./GatewayConfig.ts"
+import { GatewayMetrics } from "./GatewayMetrics.ts"
+import { memoryStore } from "./Shared/Memory.ts"
+import { resilient } from "./Shared/Resilient.ts"
+import { valkeyStore } from "./Shared/Valkey.ts"
+import type { ValkeySettings } from "./Shared/ValkeySettings.ts"
+
+/** What taking a session slot answered: taken (or already held), or which cap refused it. */
+export type Admission = "admitted" | "user-full" | "total-full"
+
+export interface SlotLimits {
+  /** Slots held at once across all users. */
+  readonly total: number
+  /** Slots held at once by one user. */
+  readonly perUser: number
+}
+
+/** One store of shared state; `E` is how it fails (never for memory). */
+export interface Store<E> {
+  /** The live value of `key`, none when absent or expired. */
+  readonly get: (key: string) => Effect.Effect<Option.Option<string>, E>
+  /** Sets `key` to `value`, expiring `ttl` from now. */
+  readonly put: (key: string, value: string, ttl: Duration.Duration) => Effect.Effect<void, E>
+  readonly remove: (key: string) => Effect.Effect<void, E>
+  /**
+   * Takes slot `id` for `owner` until `ttl` from now, unless `owner` holds `limits.perUser` live slots or all
+   * `limits.total` are held. Taking a slot already held renews it. Atomic across replicas.
+   */
+  readonly acquireSlot: (id: string, owner: string, limits: SlotLimits, ttl: Duration.Duration) => Effect.Effect<Admission, E>
+  /** Renews a held slot until `ttl` from now (a slot that expired or was released stays free). */
+  readonly touchSlot: (id: string, owner: string, ttl: Duration.Duration) => Effect.Effect<void, E>
+  readonly releaseSlot: (id: string, owner: string) => Effect.Effect<void, E>
+  /** Live slots held, across all users. */
+  readonly slotsInUse: Effect.Effect<number, E>
+  /** One token from the bucket `key` (created full); atomic across replicas. */
+  readonly take: (key: string, spec: BucketSpec) => Effect.Effect<Take, E>
+  /** Succeeds when the store answers. */
+  readonly ping: Effect.Effect<void, E>
+}
+
+export interface SharedStateService extends Store<never> {
+  /** Where the state lives by configuration. */
+  readonly backend: "memory" | "valkey"
+  /** Some(reason) while Valkey is configured but unreachable and this replica counts on its own. */
+  readonly degraded: Effect.Effect<Option.Option<string>>
+}
+
+export class SharedState extends Context.Tag("@kubemend/gateway/SharedState")<SharedState, SharedStateService>() {
+  /** One replica's own memory (no Valkey). */
+  static readonly layerMemory = Layer.effect(
+    SharedState,
+    Effect.map(memoryStore, (store): SharedStateService => ({ ...store, backend: "memory", degraded: Effect.succeedNone }))
+  )
+
+  /** Shared through the Valkey server of `settings`, falling back to this replica's memory while it is unreachable. */
+  static readonly layerValkey = (settings: ValkeySettings) =>
+    Layer.scoped(
+      SharedState,
+      Effect.gen(function* () {
+        const primary = yield* valkeyStore(settings)
+        const fallback = yield* memoryStore
+        const metrics = yield* GatewayMetrics
+        return yield* resilient(primary, fallback, {
+          recoveryInterval: settings.recoveryInterval,
+          address: primary.address,
+          onChange: metrics.sharedStateDegraded
+        })
+      })
+    )
+
+  /** From the gateway config: Valkey when `valkey.host` is set, else memory. */
+  static readonly layer = Layer.unwrapEffect(
+    Effect.map(GatewayConfig, (c) => Option.match(c.valkey, { onNone: () => SharedState.layerMemory, onSome: SharedState.layerValkey }))
+  )
+}

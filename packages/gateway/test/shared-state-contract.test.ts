@@ -1,0 +1,140 @@
+/**
+ * One contract for both shared-state layers (memory, and Valkey on a real Redis, support/Redis.ts), under
+ * TestClock: records expire, session slots keep the per-user and total caps and expire unless renewed, token
+ * buckets refill. Then what only Valkey gives: two replicas (two connections, one key prefix) see one state, and
+ * racing replicas never overshoot a cap.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Duration, Effect, Layer, Option, TestClock } from "effect"
+import { Metrics } from "@kubemend/core/Metrics"
+import { Sar } from "@kubemend/core/Sar"
+import { perMinute } from "../src/Edge/Buckets.ts"
+import { GatewayMetrics } from "../src/GatewayMetrics.ts"
+import { SharedState } from "../src/SharedState.ts"
+import { requireRedis, skipRedis, uniquePrefix, unreachable, valkeySettings } from "./support/Redis.ts"
+
+const metrics = GatewayMetrics.Default.pipe(Layer.provide(Layer.mergeAll(Sar.layerAllowAll, Metrics.Default)))
+
+/** A Valkey-backed replica under `prefix`. */
+const valkeyReplica = (prefix: string) => SharedState.layerValkey(valkeySettings(prefix)).pipe(Layer.provide(metrics))
+
+const layers = {
+  memory: SharedState.layerMemory,
+  valkey: Layer.unwrapScoped(Effect.gen(function* () {
+    yield* requireRedis
+    return valkeyReplica(yield* uniquePrefix("contract"))
+  }))
+} as const
+
+const limits = { total: 3, perUser: 2 }
+const ttl = Duration.minutes(5)
+
+for (const [name, layer] of Object.entries(layers)) {
+  const skip = name === "valkey" && skipRedis
+  describe.skipIf(skip)(skip ? `shared state: ${name} (skipped: ${unreachable})` : `shared state: ${name}`, () => {
+    const run = <A, E>(effect: Effect.Effect<A, E, SharedState>) => effect.pipe(Effect.provide(layer), Effect.scoped)
+
+    it.effect("records answer until their time to live is over, and not after removal", () =>
+      run(Effect.gen(function* () {
+        const s = yield* SharedState
+        yield* s.put("a", "one", Duration.seconds(30))
+        yield* s.put("b", "two|with|bars", Duration.minutes(1))
+        assert.deepStrictEqual(yield* s.get("a"), Option.some("one"))
+        assert.deepStrictEqual(yield* s.get("b"), Option.some("two|with|bars"))
+        yield* TestClock.adjust(Duration.seconds(30))
+        assert.deepStrictEqual(yield* s.get("a"), Option.none())
+        assert.deepStrictEqual(yield* s.get("b"), Option.some("two|with|bars"))
+        yield* s.remove("b")
+        assert.deepStrictEqual(yield* s.get("b"), Option.none())
+        assert.deepStrictEqual(yield* s.get("never-written"), Option.none())
+      })))
+
+    it.effect("slots: the per-user cap, then the total cap; holding a slot again is not a second one", () =>
+      run(Effect.gen(function* () {
+        const s = yield* SharedState
+        assert.strictEqual(yield* s.acquireSlot("s1", "alice", limits, ttl), "admitted")
+        assert.strictEqual(yield* s.acquireSlot("s2", "alice", limits, ttl), "admitted")
+        assert.strictEqual(yield* s.acquireSlot("s2", "alice", limits, ttl), "admitted")
+        assert.strictEqual(yield* s.acquireSlot("s3", "alice", limits, ttl), "user-full")
+        assert.strictEqual(yield* s.acquireSlot("s4", "bob", limits, ttl), "admitted")
+        assert.strictEqual(yield* s.acquireSlot("s5", "carol", limits, ttl), "total-full")
+        assert.strictEqual(yield* s.slotsInUse, 3)
+        yield* s.releaseSlot("s1", "alice")
+        assert.strictEqual(yield* s.slotsInUse, 2)
+        assert.strictEqual(yield* s.acquireSlot("s5", "carol", limits, ttl), "admitted")
+        assert.strictEqual(yield* s.acquireSlot("s3", "alice", limits, ttl), "total-full")
+      })))
+
+    it.effect("slots expire unless renewed; a renewal does not bring an expired slot back", () =>
+      run(Effect.gen(function* () {
+        const s = yield* SharedState
+        yield* s.acquireSlot("kept", "alice", limits, ttl)
+        yield* s.acquireSlot("lapsed", "alice", limits, ttl)
+        yield* TestClock.adjust(Duration.minutes(4))
+        yield* s.touchSlot("kept", "alice", ttl)
+        yield* TestClock.adjust(Duration.minutes(1))
+        assert.strictEqual(yield* s.slotsInUse, 1)
+        yield* s.touchSlot("lapsed", "alice", ttl)
+        assert.strictEqual(yield* s.slotsInUse, 1)
+        // The lapsed slot no longer counts against alice.
+        assert.strictEqual(yield* s.acquireSlot("new", "alice", limits, ttl), "admitted")
+        yield* TestClock.adjust(Duration.minutes(5))
+        assert.strictEqual(yield* s.slotsInUse, 0)
+      })))
+
+    it.effect("token buckets: a burst of capacity, then refused with the wait, refilled over time, per key", () =>
+      run(Effect.gen(function* () {
+        const s = yield* SharedState
+        const spec = perMinute(3)
+        for (let i = 0; i < 3; i++) assert.isTrue((yield* s.take("rl:tool:u", spec)).ok)
+        assert.deepStrictEqual(yield* s.take("rl:tool:u", spec), { ok: false, retryAfterSeconds: 20 })
+        assert.isTrue((yield* s.take("rl:tool:other", spec)).ok)
+        yield* TestClock.adjust(Duration.seconds(20))
+        assert.isTrue((yield* s.take("rl:tool:u", spec)).ok)
+        assert.isFalse((yield* s.take("rl:tool:u", spec)).ok)
+      })))
+
+    it.effect("answers pings and is not degraded while its store answers", () =>
+      run(Effect.gen(function* () {
+        const s = yield* SharedState
+        yield* s.ping
+        assert.deepStrictEqual(yield* s.degraded, Option.none())
+        assert.strictEqual(s.backend, name)
+      })))
+  })
+}
+
+describe.skipIf(skipRedis)("shared state: two Valkey replicas", () => {
+  const twoReplicas = Effect.gen(function* () {
+    yield* requireRedis
+    const prefix = yield* uniquePrefix("replicas")
+    const a = yield* Layer.build(valkeyReplica(prefix))
+    const b = yield* Layer.build(valkeyReplica(prefix))
+    return [Context.get(a, SharedState), Context.get(b, SharedState)] as const
+  })
+
+  it.scoped("see one state: records, slots and buckets written by one count on the other", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* twoReplicas
+      yield* a.put("mcp:x", "record", ttl)
+      assert.deepStrictEqual(yield* b.get("mcp:x"), Option.some("record"))
+      assert.strictEqual(yield* a.acquireSlot("a1", "alice", limits, ttl), "admitted")
+      assert.strictEqual(yield* b.acquireSlot("b1", "alice", limits, ttl), "admitted")
+      assert.strictEqual(yield* a.acquireSlot("a2", "alice", limits, ttl), "user-full")
+      yield* b.releaseSlot("a1", "alice")
+      assert.strictEqual(yield* a.acquireSlot("a2", "alice", limits, ttl), "admitted")
+      const spec = perMinute(2)
+      assert.isTrue((yield* a.take("rl:user:alice", spec)).ok)
+      assert.isTrue((yield* b.take("rl:user:alice", spec)).ok)
+      assert.isFalse((yield* a.take("rl:user:alice", spec)).ok)
+    }))
+
+  it.scoped("racing replicas never hold more slots than the caps allow", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* twoReplicas
+      const attempts = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).acquireSlot(`r${i}`, `user${i % 4}`, { total: 10, perUser: 3 }, ttl))
+      const answers = yield* Effect.all(attempts, { concurrency: "unbounded" })
+      assert.strictEqual(answers.filter((x) => x === "admitted").length, 10)
+      assert.strictEqual(yield* a.slotsInUse, 10)
+    }))
+})
