@@ -1,5 +1,6 @@
 /**
- * The interactive MCP admits only a verified JWT or a ServiceAccount holding `agent-client`, and believes an acting
+ * The interactive MCP admits only a verified JWT of a user with the console grant or a ServiceAccount holding
+ * `agent-client`, and believes an acting
  * user only from the JWT or from the gateway's ServiceAccount; identity headers from any other admitted caller are
  * ignored and audited, and everyone else is refused (401 no or unverifiable token, 403 no grant).
  */
@@ -31,7 +32,10 @@ const TestCallers = Layer.unwrapEffect(
           [controllerToken]: { username: controller, groups: ["system:serviceaccounts"] },
           [otherToken]: { username: "system:serviceaccount:apps:scraper", groups: ["system:serviceaccounts"] }
         },
-        allow: [gateway, controller].map((user) => ({ user, verb: "create", resource: "services", name: "kubemend-agent" }))
+        allow: [
+          ...[gateway, controller].map((user) => ({ user, verb: "create", resource: "services", name: "kubemend-agent" })),
+          { group: "sre", verb: "use", resource: "console" }
+        ]
       }))
     ))
 ).pipe(Layer.provideMerge(Layer.merge(DevIssuer.layer(), Audit.layerRecording)))
@@ -51,6 +55,15 @@ describe("interactive callers", () => {
         assert.deepStrictEqual(Option.getOrThrow(acting.caller), { user: "carol", groups: ["sre"], via: "jwt" })
         assert.isFalse(acting.delegate)
         assert.deepInclude(yield* ignoredClaims, ["carol", "mallory"])
+      }))
+
+    it.effect("a trusted issuer's user without the console grant is refused (403), as the gateway would", () =>
+      Effect.gen(function* () {
+        const issuer = yield* DevIssuer
+        const callers = yield* Callers
+        const token = yield* issuer.token({ sub: "u-2", preferred_username: "dave", groups: ["visitors"] })
+        const refused = yield* Effect.flip(callers.resolve({ authorization: `Bearer ${token}` }))
+        assert.deepStrictEqual([refused.error._tag, refused.user], ["Forbidden", "dave"])
       }))
 
     it.effect("no token, or a ServiceAccount without agent-client: refused (401, 403) whatever the headers claim", () =>

@@ -1,8 +1,8 @@
 /**
  * Hostile callers of the agent's interactive MCP (`/api/v1/mcp`, every method), against the dev issuer (the agent's
  * `interactive.jwtProviders`) and the dev API server's real TokenReview and RBAC: no token, garbage, a forged,
- * expired, `alg: none` or foreign-issuer JWT get 401 problem+json; a ServiceAccount that is not the platform's gets
- * 403; each refusal is an `agent.access.denied` audit event. A verified caller's spoofed `X-Kubemend-User` and
+ * expired, `alg: none` or foreign-issuer JWT get 401 problem+json; a ServiceAccount that is not the platform's, and a
+ * person without the console grant, get 403; each refusal is an `agent.access.denied` audit event. A verified caller's spoofed `X-Kubemend-User` and
  * `acting_user` are ignored and audited; the gateway's ServiceAccount passes.
  */
 import { assert, layer } from "@effect/vitest"
@@ -11,14 +11,23 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ConfigProvider, Effect, Layer } from "effect"
 import { DevIssuer, make as makeIssuer } from "@kubemend/core/devkit/Issuer"
 import { DevKube } from "@kubemend/core/devkit/kube/DevKube"
+import { devkitRbacSpec, renderRbac } from "@kubemend/core/Personas"
 import { type Result, text } from "./McpClient.ts"
-import { AgentOnDevKube, auditEvents, baseUrl, fetchRaw, gatewayToken } from "./support.ts"
+import { AgentOnDevKube, auditEvents, baseUrl, cluster, fetchRaw, gatewayToken } from "./support.ts"
+
+// The personas' grants as the operator renders them: `no-console` has tool grants but not the console gate.
+const rbac = renderRbac(devkitRbacSpec({ apiGroup: "kubemend.io", toolPrefix: "svc" }))
 
 const Agent = Layer.unwrapEffect(
-  Effect.map(DevIssuer, (issuer) =>
-    AgentOnDevKube({ scripts: [] }).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson({
-      interactive: { jwtProviders: [{ name: "dev", issuerURL: issuer.url, audiences: [issuer.audience] }], allowInsecureIssuers: true }
-    })))))
+  Effect.map(
+    DevIssuer,
+    (issuer) =>
+      AgentOnDevKube({ scripts: [], seed: [...cluster(), ...rbac.clusterRoles, ...rbac.clusterRoleBindings] }).pipe(
+        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson({
+          interactive: { jwtProviders: [{ name: "dev", issuerURL: issuer.url, audiences: [issuer.audience] }], allowInsecureIssuers: true }
+        })))
+      )
+  )
 ).pipe(Layer.provideMerge(DevIssuer.layer()))
 
 const methods = ["POST", "GET", "DELETE"] as const
@@ -79,18 +88,20 @@ layer(Agent, { excludeTestServices: true, timeout: "60 seconds" })("agent MCP ac
       assert.isTrue(events.every((e) => e.event_category === "security" && e.actor_id === "anonymous"))
     })))
 
-  it.effect("ServiceAccounts that are not the platform's (another namespace, even under the gateway's name): 403 on every method, audited with their name", () =>
+  it.effect("ServiceAccounts that are not the platform's (another namespace, even under the gateway's name) and a person without the console grant: 403 on every method, audited with their name", () =>
     Effect.gen(function* () {
       const kube = yield* DevKube
+      const issuer = yield* DevIssuer
       const strangers = {
         "system:serviceaccount:intruders:scraper": kube.registerServiceAccountToken("intruders", "scraper"),
-        "system:serviceaccount:other-platform:kubemend-gateway": kube.registerServiceAccountToken("other-platform", "kubemend-gateway")
+        "system:serviceaccount:other-platform:kubemend-gateway": kube.registerServiceAccountToken("other-platform", "kubemend-gateway"),
+        "no-console-user": yield* issuer.persona("no-console")
       }
       for (const [name, token] of Object.entries(strangers)) {
         for (const method of methods) {
           const r = yield* mcp(method, token)
           assert.deepStrictEqual([r.status, r.headers.get("content-type")], [403, "application/problem+json"], `${name} ${method}`)
-          assert.match(((yield* Effect.promise(() => r.json())) as { detail: string }).detail, /create services\/kubemend-agent/)
+          assert.match(((yield* Effect.promise(() => r.json())) as { detail: string }).detail, /create services\/kubemend-agent|use kubemend.io\/console/)
         }
         const events = (yield* denied(403)).filter((e) => e.actor_id === name)
         assert.strictEqual(events.length, methods.length)

@@ -1,11 +1,13 @@
 /**
  * Who may call the interactive MCP (`/api/v1/mcp`) and who is acting in a call, believed only from a verified source:
- * - a bearer JWT of one of the `interactive.jwtProviders` (the gateway forwards its caller's own token), or
+ * - a bearer JWT of one of the `interactive.jwtProviders` (the gateway forwards its caller's own token) whose user
+ *   holds the platform's console grant (`use` on `<apiGroup>/console`, SubjectAccessReview): the gate the gateway
+ *   applies to its own `/mcp`, so going around the gateway gains nothing; or
  * - a ServiceAccount token (TokenReview) holding `create` on `services/kubemend-agent` (SubjectAccessReview, the
  *   `agent-client` role, the same rule as the REST API's writers); the gateway's own ServiceAccount (one of
  *   `delegates`) names the user it authenticated in `X-Kubemend-User` / `X-Kubemend-Groups` or in the tools'
  *   `acting_user` arguments.
- * Anyone else is refused: no or an unverifiable token 401, a ServiceAccount without the grant 403 (`AccessRefused`,
+ * Anyone else is refused: no or an unverifiable token 401, a user or ServiceAccount without the grant 403 (`AccessRefused`,
  * audited by the route). An identity header or argument from a verified caller that may not delegate is ignored and
  * audited (`agent.identity.ignored`).
  */
@@ -13,7 +15,7 @@ import { Context, Duration, Effect, Layer, Option } from "effect"
 import { Audit } from "@kubemend/core/Audit"
 import { Auth } from "@kubemend/core/Auth"
 import { AccessRefused, AccessRule, makeEndpointAccess } from "@kubemend/core/EndpointAccess"
-import { Unauthenticated } from "@kubemend/core/Errors"
+import { Forbidden, Unauthenticated } from "@kubemend/core/Errors"
 import { K8s } from "@kubemend/core/K8s"
 import { Sar } from "@kubemend/core/Sar"
 import { agentServiceName, identityIgnored } from "../Http/Auth.ts"
@@ -65,6 +67,7 @@ export const makeCallers = (delegates: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const auth = yield* Auth
     const audit = yield* Audit
+    const sar = yield* Sar
     const k8s = yield* K8s
     const access = yield* makeEndpointAccess(mcpRules, {
       serviceName: agentServiceName,
@@ -84,6 +87,9 @@ export const makeCallers = (delegates: ReadonlyArray<string>) =>
       const claimed = yield* fromHeaders(headers).pipe(Effect.mapError((error) => new AccessRefused({ error, user })))
       const ignored = ignoredBy(user, headers, clientIp)
       if (jwt._tag === "Right") {
+        if (!(yield* sar.check(jwt.right, "console"))) {
+          return yield* new AccessRefused({ error: new Forbidden({ detail: `${user} may not use the platform (needs use ${k8s.apiGroup}/console)` }), user })
+        }
         if (Option.isSome(claimed) && claimed.value.user !== jwt.right.user) yield* ignored(UserHeader, claimed.value.user)
         return { caller: Option.some<Caller>({ user: jwt.right.user, groups: jwt.right.groups, via: "jwt" }), delegate: false, ignored } satisfies Acting
       }
