@@ -8,12 +8,12 @@
 import { assert, layer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { DevIssuer, make as makeIssuer } from "@kubemend/core/devkit/Issuer"
 import { DevKube } from "@kubemend/core/devkit/kube/DevKube"
 import { devkitRbacSpec, renderRbac } from "@kubemend/core/Personas"
 import { type Result, text } from "./McpClient.ts"
-import { AgentOnDevKube, auditEvents, baseUrl, cluster, fetchRaw, gatewayToken } from "./support.ts"
+import { AgentOnDevKube, auditEvents, baseUrl, fetchRaw, gatewayToken } from "./support.ts"
 
 // The personas' grants as the operator renders them: `no-console` has tool grants but not the console gate.
 const rbac = renderRbac(devkitRbacSpec({ apiGroup: "kubemend.io", toolPrefix: "svc" }))
@@ -22,7 +22,8 @@ const Agent = Layer.unwrapEffect(
   Effect.map(
     DevIssuer,
     (issuer) =>
-      AgentOnDevKube({ scripts: [], seed: [...cluster(), ...rbac.clusterRoles, ...rbac.clusterRoleBindings] }).pipe(
+      AgentOnDevKube({ scripts: [] }).pipe(
+        Layer.tap((ctx) => Effect.sync(() => Context.get(ctx, DevKube).seed([...rbac.clusterRoles, ...rbac.clusterRoleBindings]))),
         Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson({
           interactive: { jwtProviders: [{ name: "dev", issuerURL: issuer.url, audiences: [issuer.audience] }], allowInsecureIssuers: true }
         })))
