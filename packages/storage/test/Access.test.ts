@@ -65,7 +65,7 @@ describe("storage access", () => {
         assert.strictEqual((forged as { data: ReadonlyArray<unknown> }).data.length, 0)
       }))
 
-    it.effect("tokens TokenReview does not vouch for (issuer JWT, expired, alg none, garbage): 401", () =>
+    it.effect("tokens TokenReview does not vouch for (issuer JWT, expired, alg none, garbage): 401, each audited", () =>
       Effect.scoped(Effect.gen(function* () {
         const h = yield* Harness
         const issuer = yield* makeIssuer({})
@@ -78,9 +78,14 @@ describe("storage access", () => {
           yield* issuer.bad.wrongIssuer,
           "not-a-token"
         ]
+        const exportDenials = denials("anonymous").pipe(
+          Effect.map((d) => d.filter((e) => e.error_code === "401" && e.event_data["path"] === "/api/v1/audit/export"))
+        )
+        const before = (yield* exportDenials).length
         for (const token of tokens) {
           yield* expectProblem(yield* Effect.promise(() => h.fetch("/api/v1/audit/export", { token })), 401)
         }
+        yield* waitFor(exportDenials, (d) => d.length >= before + tokens.length)
       })))
 
     it.effect("export and legal-hold release need the l3-audit grant: a platform writer gets 403, an auditor passes", () =>
