@@ -1,6 +1,6 @@
 import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Ref, Scope } from "effect"
 import * as Net from "node:net"
 import { Drain } from "../src/Drain.ts"
 import { Metrics } from "../src/Metrics.ts"
@@ -36,6 +36,13 @@ describe("health, metrics and drain", () => {
 
       expect(yield* get(health, "/healthz")).toMatchObject({ status: 200, body: "ok" })
       expect((yield* get(health, "/readyz")).status).toBe(200)
+      // A detail says how a ready service runs; it is shown only while it answers one, and never makes it unready.
+      const degraded = yield* Ref.make(Option.some("degraded: cache unreachable"))
+      yield* readiness.detail("cache", Ref.get(degraded))
+      const detailed = yield* get(health, "/readyz")
+      expect([detailed.status, JSON.parse(detailed.body).detail]).toEqual([200, { cache: "degraded: cache unreachable" }])
+      yield* Ref.set(degraded, Option.none())
+      expect(JSON.parse((yield* get(health, "/readyz")).body)).not.toHaveProperty("detail")
       yield* readiness.register("database", Effect.fail("down"))
       const notReady = yield* get(health, "/readyz")
       expect(notReady.status).toBe(503)
