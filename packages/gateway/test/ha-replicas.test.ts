@@ -8,9 +8,9 @@
 import { assert, layer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { TaskState } from "@a2a-js/sdk"
+import { type StreamResponse, TaskState } from "@a2a-js/sdk"
 import { Effect, Option } from "effect"
-import { clientFor, send, textOf } from "./a2a-sdk.ts"
+import { clientFor, send, statusUpdates, textOf } from "./a2a-sdk.ts"
 import { InfraLive, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
 import { initializeBody, mcpHeaders, raw } from "./support/Client.ts"
 import { requireRedis, skipRedis, uniquePrefix, unreachable, valkeySettings } from "./support/Redis.ts"
@@ -111,6 +111,28 @@ layer(InfraLive, { excludeTestServices: true })(skipRedis ? `${title} (skipped: 
       assert.strictEqual(second.contextId, first.contextId)
       // B's model saw the exchange held on A.
       assert.strictEqual(textOf(second), "You asked me to remember a word.")
+    }))
+
+  it.scoped.skipIf(skipRedis)("a task still running on A is followed from B to its end; only A can cancel it", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* replicas
+      const sre = yield* token("sre")
+      a.llm.setLatency(1500)
+      const running = yield* send((yield* clientFor(a, sre, "1.0")).client, "hello slowly", { returnImmediately: true })
+      const onB = (yield* clientFor(b, sre, "1.0")).client
+      const refused = yield* Effect.promise(() => onB.cancelTask({ tenant: "", id: running.id, metadata: undefined }).then(() => undefined, (e) => e))
+      assert.match(String(refused?.message), /cannot be canceled|not cancelable/i)
+      const events = yield* Effect.promise(async () => {
+        const seen: Array<StreamResponse> = []
+        for await (const e of onB.resubscribeTask({ tenant: "", id: running.id })) seen.push(e)
+        return seen
+      })
+      const last = statusUpdates(events).at(-1)
+      assert.strictEqual(last?.status?.state, TaskState.TASK_STATE_COMPLETED)
+      assert.strictEqual(
+        (yield* Effect.promise(() => onB.getTask({ tenant: "", id: running.id, historyLength: undefined }))).status?.state,
+        TaskState.TASK_STATE_COMPLETED
+      )
     }))
 
   it.scoped.skipIf(skipRedis)("the per-user session cap counts the sessions a user holds on both replicas", () =>
