@@ -55,6 +55,29 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
         const got = yield* ok(c, "svc_get_remediation", { rr_id: "rr-db-blocked" })
         assert.strictEqual(got.block_reason, "ResourceBusy")
         assert.strictEqual((yield* ok(c, "svc_get_remediation", { name: "rr-checkout-crash" })).phase, "Analyzing")
+        // The story of a finished one: its analysis, run and effectiveness, read from the children its status names.
+        const done = yield* ok(c, "svc_get_remediation", { rr_id: "rr-api-done" })
+        assert.deepStrictEqual(done.root_cause, {
+          summary: "api pods run out of file descriptors",
+          severity: "high",
+          contributing_factors: ["ulimit 1024"],
+          analysis: "ai-rr-api-done",
+          analysis_phase: "Completed"
+        })
+        assert.deepStrictEqual([done.selected_workflow.name, done.selected_workflow.confidence], ["restart-deployment", 0.91])
+        assert.deepStrictEqual([done.execution.workflow, done.execution.phase, done.execution.result, done.execution.completed_at], [
+          "restart-deployment",
+          "Completed",
+          "Succeeded",
+          "2025-01-01T00:04:30Z"
+        ])
+        assert.deepStrictEqual(done.effectiveness.components, {
+          health: { assessed: true, score: 1 },
+          alert: { assessed: true, score: 1 },
+          metrics: { assessed: false },
+          spec_hash: { assessed: true }
+        })
+        assert.isUndefined(got.root_cause)
         yield* fails(c, "svc_get_remediation", {}, /rr_id or its alias name is required/)
         yield* fails(c, "svc_get_remediation", { rr_id: "../etc/passwd" }, /invalid arguments: rr_id/)
         yield* fails(c, "svc_get_remediation", { rr_id: "rr-nope" }, /not found/)
@@ -102,6 +125,12 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
         assert.deepStrictEqual(rar.recommended_workflow, { name: "restart-deployment", version: "1.0.0" })
         assert.isFalse(rar.expired)
         assert.match(rar.time_remaining, /^1[45]m/)
+        // The approver may not list the catalog, so the request carries the workflows an override may pick.
+        assert.deepStrictEqual(rar.workflow_catalog.map((w: any) => [w.id, w.name]).sort(), [
+          ["wf-evict", "evict-pod"],
+          ["wf-restart", "restart-deployment"],
+          ["wf-scale", "scale-deployment"]
+        ])
         yield* fails(c, "svc_get_approval_request", { rar_id: "rar-nope" }, /not found/)
 
         const approved = yield* ok(c, "svc_approve", {
@@ -276,6 +305,9 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
           detail: { detail: "step 2" }
         })
         assert.strictEqual((yield* ok(c, "svc_get_audit_trail", { rr_id: "rr-api-done", event_type: "apifrontend.rr.created" })).count, 1)
+        assert.isUndefined(trail.chain)
+        const verified = yield* ok(c, "svc_get_audit_trail", { rr_id: "rr-api-done", verify_chain: true })
+        assert.deepStrictEqual([verified.chain.valid, verified.chain.verified_events, verified.chain.total_events], [true, 3, 3])
         yield* fails(c, "svc_get_audit_trail", {}, /invalid arguments: rr_id/)
       }))
 

@@ -11,6 +11,7 @@ import {
   MastheadBrand,
   MastheadContent,
   MastheadMain,
+  MastheadToggle,
   Nav,
   NavItem,
   NavList,
@@ -18,6 +19,8 @@ import {
   PageSection,
   PageSidebar,
   PageSidebarBody,
+  PageToggleButton,
+  SkipToContent,
   Spinner,
   Toolbar,
   ToolbarContent,
@@ -80,6 +83,11 @@ export const App = () => {
   const masthead = (
     <Masthead>
       <MastheadMain>
+        {access === "allowed" && (
+          <MastheadToggle>
+            <PageToggleButton isHamburgerButton aria-label="Show or hide the console views" />
+          </MastheadToggle>
+        )}
         <MastheadBrand>
           <strong>Kubemend</strong>
         </MastheadBrand>
@@ -120,7 +128,13 @@ export const App = () => {
     </PageSidebar>
   )
   return (
-    <Page masthead={masthead} sidebar={sidebar} isManagedSidebar>
+    <Page
+      masthead={masthead}
+      sidebar={sidebar}
+      isManagedSidebar
+      mainContainerId="main"
+      skipToContent={<SkipToContent href="#main">Skip to content</SkipToContent>}
+    >
       {error !== undefined && (
         <PageSection>
           <Alert variant="danger" isInline title="Could not read who is signed in">{error}</Alert>

@@ -1,42 +1,59 @@
 /**
- * A conversation with the gateway's investigation agent over A2A `message/stream`. The `contextId` is kept in
- * this browser (so a reload continues the conversation) until "New conversation". The agent's intermediate status
- * messages are its reasoning, shown collapsed; artifacts (root cause, workflow) and its final answer are shown.
+ * A conversation with the gateway's investigation agent over A2A `message/stream`. The `contextId` and the turns
+ * are kept in this browser (a reload continues the conversation) until "New conversation". The agent's reasoning is
+ * collapsed, the interactive session's live events are shown as they arrive, and each remediation the agent
+ * investigated gets its decision cards (Session.tsx).
  */
 import { Alert, Button, ExpandableSection, Form, PageSection, TextArea, Title } from "@patternfly/react-core"
 import { useRef, useState } from "react"
 import { stream } from "./api.ts"
-
-interface Turn {
-  readonly role: "user" | "agent"
-  readonly text: string
-  readonly reasoning: ReadonlyArray<string>
-  readonly artifacts: ReadonlyArray<{ readonly name: string; readonly text: string }>
-  readonly state?: string
-}
+import { Session } from "./investigation/Session.tsx"
+import { advance, emptyTurn, type StreamResult, type Turn } from "./investigation/Turn.ts"
 
 const contextKey = "kubemend.console.contextId"
 const turnsKey = "kubemend.console.turns"
 
-interface StreamResult {
-  readonly kind?: string
-  readonly contextId?: string
-  readonly final?: boolean
-  readonly status?: { readonly state?: string; readonly message?: { readonly parts?: ReadonlyArray<{ readonly text?: string }> } }
-  readonly artifact?: { readonly name?: string; readonly parts?: ReadonlyArray<{ readonly text?: string }> }
+const load = (): ReadonlyArray<Turn> => {
+  try {
+    return (JSON.parse(localStorage.getItem(turnsKey) ?? "[]") as Array<Turn>).map((t) => ({ ...emptyTurn(t.role), ...t }))
+  } catch {
+    return []
+  }
 }
 
-const textOf = (parts: ReadonlyArray<{ readonly text?: string }> | undefined) => (parts ?? []).map((p) => p.text ?? "").join("")
+const Said = ({ turn, waiting }: { turn: Turn; waiting: boolean }) => (
+  <div className="km-turn">
+    <Title headingLevel="h2" size="md">{turn.role === "user" ? "You" : "Agent"}{turn.state === undefined || turn.state === "" ? "" : ` (${turn.state})`}</Title>
+    {turn.reasoning.length > 0 && (
+      <ExpandableSection toggleText={`Reasoning (${turn.reasoning.length} steps)`}>
+        <ol>{turn.reasoning.map((r, j) => <li key={j} className="km-pre">{r}</li>)}</ol>
+      </ExpandableSection>
+    )}
+    {turn.live.length > 0 && (
+      <section aria-label="Live investigation events">
+        <strong>Live investigation events</strong>
+        <ol className="km-live">{turn.live.map((e, j) => <li key={j} className="km-pre">{e}</li>)}</ol>
+      </section>
+    )}
+    {turn.artifacts.map((a, j) => (
+      <Alert key={j} isInline variant="info" title={a.name}>
+        <div className="km-pre">{a.text}</div>
+      </Alert>
+    ))}
+    {waiting && turn.doing !== undefined && <p className="km-doing">{turn.doing}</p>}
+    <div className="km-pre">{turn.text === "" && turn.role === "agent" && waiting ? "…" : turn.text}</div>
+  </div>
+)
 
 export const Investigation = () => {
-  const [turns, setTurns] = useState<ReadonlyArray<Turn>>(() => JSON.parse(sessionStorage.getItem(turnsKey) ?? "[]") as Array<Turn>)
+  const [turns, setTurns] = useState<ReadonlyArray<Turn>>(load)
   const [draft, setDraft] = useState("")
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | undefined>()
   const contextId = useRef<string | null>(localStorage.getItem(contextKey))
 
   const save = (next: ReadonlyArray<Turn>) => {
-    sessionStorage.setItem(turnsKey, JSON.stringify(next))
+    localStorage.setItem(turnsKey, JSON.stringify(next))
     setTurns(next)
   }
 
@@ -46,8 +63,8 @@ export const Investigation = () => {
     setDraft("")
     setBusy(true)
     setError(undefined)
-    let agent: Turn = { role: "agent", text: "", reasoning: [], artifacts: [] }
-    const base = [...turns, { role: "user" as const, text, reasoning: [], artifacts: [] }]
+    let agent = emptyTurn("agent")
+    const base = [...turns, emptyTurn("user", text)]
     save([...base, agent])
     try {
       await stream("/a2a/invoke", "message/stream", {
@@ -66,15 +83,7 @@ export const Investigation = () => {
           contextId.current = r.contextId
           localStorage.setItem(contextKey, r.contextId)
         }
-        if (r.kind === "artifact-update" && r.artifact !== undefined) {
-          agent = { ...agent, artifacts: [...agent.artifacts, { name: r.artifact.name ?? "result", text: textOf(r.artifact.parts) }] }
-        } else if (r.status !== undefined) {
-          const said = textOf(r.status.message?.parts)
-          const state = r.status.state ?? ""
-          agent = r.final === true || state === "completed" || state === "input-required" || state === "failed"
-            ? { ...agent, text: said === "" ? agent.text : said, state }
-            : { ...agent, reasoning: said === "" ? agent.reasoning : [...agent.reasoning, said], state }
-        }
+        agent = advance(agent, r)
         save([...base, agent])
       }, new AbortController().signal)
     } catch (e) {
@@ -87,32 +96,23 @@ export const Investigation = () => {
   const reset = () => {
     localStorage.removeItem(contextKey)
     contextId.current = null
+    setError(undefined)
     save([])
   }
 
+  // `?rr=` opens one remediation's session (from a remediation's page, or to take one over).
+  const asked = new URLSearchParams(window.location.search).get("rr")
+  const investigated = [...new Set([...(asked === null ? [] : [asked]), ...turns.flatMap((t) => t.rrIds)])]
   return (
     <PageSection>
       <Title headingLevel="h1">Investigation</Title>
       <Button variant="secondary" onClick={reset} isDisabled={busy}>New conversation</Button>
-      <div className="km-chat" aria-live="polite" aria-label="Conversation">
-        {turns.map((t, i) => (
-          <div key={i}>
-            <Title headingLevel="h2" size="md">{t.role === "user" ? "You" : "Agent"}{t.state === undefined ? "" : ` (${t.state})`}</Title>
-            {t.reasoning.length > 0 && (
-              <ExpandableSection toggleText={`Reasoning (${t.reasoning.length} steps)`}>
-                <ol>{t.reasoning.map((r, j) => <li key={j} className="km-pre">{r}</li>)}</ol>
-              </ExpandableSection>
-            )}
-            {t.artifacts.map((a, j) => (
-              <Alert key={j} isInline variant="info" title={a.name}>
-                <div className="km-pre">{a.text}</div>
-              </Alert>
-            ))}
-            <div className="km-pre">{t.text === "" && t.role === "agent" && busy && i === turns.length - 1 ? "…" : t.text}</div>
-          </div>
-        ))}
+      <div className="km-chat" role="log" aria-label="Conversation" tabIndex={0}>
+        {turns.length === 0 && <p>No conversation yet. Ask the agent about an incident below.</p>}
+        {turns.map((t, i) => <Said key={i} turn={t} waiting={busy && i === turns.length - 1} />)}
       </div>
       {error !== undefined && <Alert isInline variant="danger" title="The agent could not answer">{error}</Alert>}
+      {!busy && investigated.map((rr) => <Session key={rr} rr={rr} />)}
       <Form
         onSubmit={(e) => {
           e.preventDefault()

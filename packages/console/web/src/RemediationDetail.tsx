@@ -1,13 +1,28 @@
 /**
- * One remediation: its summary (re-read when the status stream reports a new phase), the phase timeline from the
- * audit trail, and what the audit trail says about the analysis (root cause), the selected workflow, the execution
- * and the effectiveness assessment. The stream is reopened when the gateway closes it (`status/closing`).
+ * One remediation: its summary and story (root cause, selected workflow, execution, effectiveness scores; re-read
+ * when the status stream reports a new phase), the audit chain's verification and the phase timeline from the audit
+ * trail. The stream is reopened when the gateway closes it (`status/closing`).
  */
-import { Alert, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title } from "@patternfly/react-core"
+import { Alert, Breadcrumb, BreadcrumbItem, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title } from "@patternfly/react-core"
 import { useEffect, useState } from "react"
 import { callTool, stream } from "./api.ts"
+import { type Story, StoryView } from "./detail/Story.tsx"
 import { Show, useLoad } from "./load.tsx"
 import { PhaseLabel, type RemediationRow } from "./Remediations.tsx"
+import { navigate } from "./router.ts"
+
+/** A link inside the app (no page load). */
+const AppLink = ({ to, children }: { to: string; children: string }) => (
+  <a
+    href={to}
+    onClick={(e) => {
+      e.preventDefault()
+      navigate(to)
+    }}
+  >
+    {children}
+  </a>
+)
 
 interface AuditEvent {
   readonly timestamp: string
@@ -16,7 +31,15 @@ interface AuditEvent {
   readonly detail: Record<string, unknown>
 }
 
-interface Detail extends RemediationRow {
+interface Chain {
+  readonly valid: boolean
+  readonly total_events: number
+  readonly verified_events: number
+  readonly first_tampered_event_id?: string
+  readonly message: string
+}
+
+interface Detail extends RemediationRow, Story {
   readonly signal_name?: string
   readonly message?: string
   readonly ai_analysis?: string
@@ -56,31 +79,40 @@ const useLivePhase = (id: string, onPhase: (phase: string) => void) => {
   return live
 }
 
-const Section = ({ title, events, pick }: { title: string; events: ReadonlyArray<AuditEvent>; pick: (e: AuditEvent) => boolean }) => {
-  const chosen = events.filter(pick)
-  return (
-    <>
-      <Title headingLevel="h2" size="lg">{title}</Title>
-      {chosen.length === 0 ? <p>Nothing recorded yet.</p> : chosen.map((e, i) => (
-        <div key={i}>
-          <strong>{e.event_type}</strong> ({e.timestamp})<pre className="km-pre">{JSON.stringify(e.detail, null, 2)}</pre>
-        </div>
-      ))}
-    </>
-  )
-}
+const ChainResult = ({ chain }: { chain: Chain | undefined }) =>
+  chain === undefined ? null : chain.valid ?
+    (
+      <Alert isInline variant="success" title="Audit chain intact">
+        {chain.verified_events} of {chain.total_events} events verified by storage's hash chain.
+      </Alert>
+    ) :
+    (
+      <Alert isInline variant="danger" title="Audit chain broken">
+        {chain.message}
+        {chain.first_tampered_event_id === undefined ? "" : ` First tampered event: ${chain.first_tampered_event_id}.`}
+      </Alert>
+    )
 
 export const RemediationDetail = ({ id }: { id: string }) => {
   const [phaseSeen, setPhaseSeen] = useState("")
-  const detail = useLoad(() => callTool<Detail>("svc_get_remediation", { rr_id: id }), [id, phaseSeen])
+  // Polled too: the execution and the assessment move on without the RR changing phase.
+  const detail = useLoad(() => callTool<Detail>("svc_get_remediation", { rr_id: id }), [id, phaseSeen], 10_000)
   // The gateway's own record of tool calls about this remediation (ours included) is not part of its story.
   const trail = useLoad(() =>
-    callTool<{ events: Array<AuditEvent> }>("svc_get_audit_trail", { rr_id: id })
-      .then((t) => ({ events: t.events.filter((e) => !e.event_type.endsWith(".tool.executed")) })), [id, phaseSeen])
+    callTool<{ events: Array<AuditEvent>; chain?: Chain }>("svc_get_audit_trail", { rr_id: id, verify_chain: true })
+      .then((t) => ({ chain: t.chain, events: t.events.filter((e) => !e.event_type.endsWith(".tool.executed")) })), [id, phaseSeen])
   const live = useLivePhase(id, setPhaseSeen)
   return (
     <PageSection>
+      <Breadcrumb>
+        <BreadcrumbItem render={() => <AppLink to="/remediations">Remediations</AppLink>} />
+        <BreadcrumbItem isActive>{id}</BreadcrumbItem>
+      </Breadcrumb>
       <Title headingLevel="h1">Remediation {id}</Title>
+      <p className="km-actions">
+        <AppLink to={`/investigate?rr=${encodeURIComponent(id)}`}>Its investigation session</AppLink>
+        <AppLink to={`/audit?rr=${encodeURIComponent(id)}`}>Its full audit trail</AppLink>
+      </p>
       <p aria-live="polite">
         {live === "live"
           ? "Live: phase changes appear as they happen."
@@ -92,6 +124,7 @@ export const RemediationDetail = ({ id }: { id: string }) => {
       </p>
       <Show loaded={detail} what="the remediation">
         {(d) => (
+          <>
           <DescriptionList isHorizontal>
             {([
               ["Phase", <PhaseLabel phase={d.phase} />],
@@ -99,7 +132,6 @@ export const RemediationDetail = ({ id }: { id: string }) => {
               ["Target", d.target],
               ["Signal", d.signal_name],
               ["Outcome", d.outcome],
-              ["Analysis", d.ai_analysis],
               ["Message", d.message],
               ["Failure", d.failure_reason],
               ["Blocked", d.block_reason === undefined ? undefined : `${d.block_reason} until ${d.blocked_until ?? "?"}`]
@@ -112,11 +144,15 @@ export const RemediationDetail = ({ id }: { id: string }) => {
                 </DescriptionListGroup>
               ))}
           </DescriptionList>
+          <StoryView story={d} />
+          </>
         )}
       </Show>
       <Show loaded={trail} what="the audit trail">
-        {({ events }) => (
+        {({ events, chain }) => (
           <>
+            <Title headingLevel="h2" size="lg">Audit trail</Title>
+            <ChainResult chain={chain} />
             <Title headingLevel="h2" size="lg">Timeline</Title>
             {events.length === 0 ?
               <Alert isInline variant="info" title="No audit events recorded for this remediation yet" /> :
@@ -131,16 +167,6 @@ export const RemediationDetail = ({ id }: { id: string }) => {
                   ))}
                 </ol>
               )}
-            <Section title="Analysis" events={events} pick={(e) => e.event_type.startsWith("aianalysis") && JSON.stringify(e.detail).includes("root")} />
-            <Section
-              title="Workflow"
-              events={events}
-              pick={(e) =>
-                /workflow\.selected|selected_workflow|workflow_id/.test(e.event_type + JSON.stringify(e.detail)) &&
-                !e.event_type.startsWith("workflowexecution")}
-            />
-            <Section title="Execution" events={events} pick={(e) => e.event_type.startsWith("workflowexecution")} />
-            <Section title="Effectiveness" events={events} pick={(e) => e.event_type.startsWith("effectiveness")} />
           </>
         )}
       </Show>

@@ -7,7 +7,9 @@ import { Clock, Duration, Effect, Schema } from "effect"
 import { formatGoDuration } from "@kubemend/core/Config"
 import { rarDecision } from "@kubemend/core/domain/ApprovalRequest"
 import { K8s, type KubeObject } from "@kubemend/core/K8s"
+import { Breakers } from "../Breaker.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
+import { GatewayStorage } from "../GatewayStorage.ts"
 import { defineTool, ToolError } from "../Mcp/Tool.ts"
 import {
   compact,
@@ -82,6 +84,18 @@ const rarDetail = (rar: KubeObject, now: number) => {
 export const approvalTools = Effect.gen(function* () {
   const k8s = yield* K8s
   const audit = yield* GatewayAudit
+  const storage = yield* GatewayStorage
+  const { storage: breaker } = yield* Breakers
+
+  /**
+   * The active catalog an approver may pick an override from (the approver persona has no `list_workflows`); `id` is
+   * what the orchestrator resolves an override with. Storage being down leaves it out rather than failing the
+   * request's details.
+   */
+  const catalog = breaker.run(storage.listWorkflows({ status: "Active", limit: 1000 }), (e) => e.kind === "unavailable").pipe(
+    Effect.map((res) => res.workflows.map((w) => ({ id: w.workflowId, name: w.workflowName, action_type: w.actionType, description: w.description.what }))),
+    Effect.orElseSucceed(() => undefined)
+  )
 
   const getRar = (id: string) => k8s.getCr("remediationapprovalrequests", id).pipe(Effect.mapError(k8sFailure(`approval request ${id}`)))
 
@@ -141,13 +155,14 @@ export const approvalTools = Effect.gen(function* () {
     }),
     defineTool({
       name: "get_approval_request",
-      description: "Get full details of a specific remediation approval request by rar_id (or its alias name).",
+      description:
+        "Get full details of a specific remediation approval request by rar_id (or its alias name), with the active workflows of the catalog an approval may override the recommendation with.",
       input: Schema.Struct({ rar_id: optional(QualifiedName), name: optional(QualifiedName) }),
       run: (input) =>
         Effect.gen(function* () {
           const id = yield* idOrName(input, input.rar_id, "rar_id")
           const rar = yield* getRar(yield* inControllerNamespace(id, k8s.namespace, "approval request"))
-          return rarDetail(rar, yield* Clock.currentTimeMillis)
+          return compact({ ...rarDetail(rar, yield* Clock.currentTimeMillis), workflow_catalog: yield* catalog })
         })
     }),
     defineTool({

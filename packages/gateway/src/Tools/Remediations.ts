@@ -8,6 +8,7 @@ import { K8s, type KubeObject } from "@kubemend/core/K8s"
 import { defineTool, ToolError } from "../Mcp/Tool.ts"
 import { phaseOf } from "../Status/Frames.ts"
 import { compact, idOrName, k8sFailure, KindName, optional, record, ResourceName, specOf, statusOf, str, Text } from "./Common.ts"
+import { storyOf } from "./RemediationStory.ts"
 
 /** The summary every RR tool shows: `id` is the name other tools take as `rr_id`. */
 export const rrView = (rr: KubeObject) => {
@@ -124,9 +125,14 @@ export const remediationTools = Effect.gen(function* () {
     }),
     defineTool({
       name: "get_remediation",
-      description: "Get details of a specific remediation by rr_id (or its alias name).",
+      description:
+        "Get details of a specific remediation by rr_id (or its alias name), with its analysis's root cause and selected workflow, its execution and its effectiveness scores once they exist.",
       input: RemediationRef,
-      run: (input) => Effect.flatMap(idOrName(input, input.rr_id, "rr_id"), (id) => Effect.map(getRr(id), rrDetail))
+      run: (input) =>
+        Effect.gen(function* () {
+          const rr = yield* getRr(yield* idOrName(input, input.rr_id, "rr_id"))
+          return { ...rrDetail(rr), ...(yield* storyOf(k8s, rr)) }
+        })
     }),
     defineTool({
       name: "cancel_remediation",

@@ -103,22 +103,34 @@ export const storageTools = Effect.gen(function* () {
     }),
     defineTool({
       name: "get_audit_trail",
-      description: "Get the audit trail of a remediation (rr_id), optionally only one event_type.",
-      input: Schema.Struct({ rr_id: ResourceName, event_type: optional(Text(100)) }),
+      description:
+        "Get the audit trail of a remediation (rr_id), optionally only one event_type; with verify_chain, also storage's hash-chain verification of its events.",
+      input: Schema.Struct({ rr_id: ResourceName, event_type: optional(Text(100)), verify_chain: optional(Schema.Boolean) }),
       listField: "events",
       run: (input) =>
-        Effect.map(
-          guarded(storage.auditEvents(compact({ correlation_id: input.rr_id, event_type: input.event_type, limit: 1000 }))),
-          (res) => {
-            const events = [...res.data]
-              .sort((a, b) => a.event_timestamp.localeCompare(b.event_timestamp))
-              .map((e) => {
-                const { event_type: _t, ...detail } = record(e.event_data)
-                return { timestamp: e.event_timestamp, event_type: e.event_type, actor: e.actor_id ?? "", detail }
-              })
-            return { events, count: events.length, total: res.pagination.total }
-          }
-        )
+        Effect.gen(function* () {
+          const res = yield* guarded(storage.auditEvents(compact({ correlation_id: input.rr_id, event_type: input.event_type, limit: 1000 })))
+          const events = [...res.data]
+            .sort((a, b) => a.event_timestamp.localeCompare(b.event_timestamp))
+            .map((e) => {
+              const { event_type: _t, ...detail } = record(e.event_data)
+              return { timestamp: e.event_timestamp, event_type: e.event_type, actor: e.actor_id ?? "", detail }
+            })
+          const chain = input.verify_chain === true ? yield* guarded(storage.verifyChain(input.rr_id)) : undefined
+          return compact({
+            events,
+            count: events.length,
+            total: res.pagination.total,
+            chain: chain === undefined ? undefined : compact({
+              valid: chain.is_valid,
+              total_events: chain.total_events,
+              verified_events: chain.verified_events,
+              first_tampered_event_id: chain.first_tampered_event_id,
+              message: chain.message,
+              verified_at: chain.verification_time
+            })
+          })
+        })
     })
   ]
 })
