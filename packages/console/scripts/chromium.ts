@@ -30,8 +30,10 @@ export const launch = (viewport = { width: 1280, height: 800 }): Promise<Browser
 
 /** Opens `path` of the console signed out, picks `persona` on the dev issuer's page, and answers the console page. */
 export const signIn = async (browser: BrowserContext, consoleUrl: string, persona: string, path: string): Promise<Page> => {
-  await browser.clearCookies()
   const page = browser.pages()[0] ?? await browser.newPage()
+  // Off the console first: a page left open would answer the cleared cookie by navigating to sign in itself.
+  await page.goto("about:blank")
+  await browser.clearCookies()
   await page.goto(`${consoleUrl}${path}`)
   await page.getByRole("button", { name: persona, exact: true }).click()
   await page.waitForURL(`${consoleUrl}${path}`)

@@ -163,7 +163,9 @@ describe.skipIf(!present)("the web console in Chromium", () => {
         await open(page, path, heading)
         for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
           await page.setViewportSize(viewport)
-          for (const v of await seriousViolations(page)) found.push(`${persona} ${path} ${viewport.width}px: ${v.id} (${v.impact}) ${v.help} at ${v.targets.join(", ")}`)
+          for (const v of await seriousViolations(page)) {
+            found.push(`${persona} ${path} ${viewport.width}px: ${v.id} (${v.impact}) ${v.help} at ${v.targets.join(", ")}`)
+          }
           const over = await horizontalOverflow(page)
           if (over > 0) found.push(`${persona} ${path} ${viewport.width}px: ${over}px wider than the viewport`)
         }

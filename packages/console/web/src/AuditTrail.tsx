@@ -2,7 +2,7 @@
 import { Button, Form, FormGroup, PageSection, TextInput, Title } from "@patternfly/react-core"
 import { useState } from "react"
 import { callTool } from "./api.ts"
-import { Show, useLoad } from "./load.tsx"
+import { Scroll, Show, useLoad } from "./load.tsx"
 
 interface Trail {
   readonly events: ReadonlyArray<{ readonly timestamp: string; readonly event_type: string; readonly actor: string; readonly detail: unknown }>
@@ -14,7 +14,7 @@ const Events = ({ rr }: { rr: string }) => {
   return (
     <Show loaded={loaded} what="the audit trail">
       {({ events, total }) => (
-        <div className="km-scroll">
+        <Scroll label={`Audit events of ${rr}`}>
           <p>{total} events for {rr}.</p>
           <table className="pf-v6-c-table pf-m-compact" aria-label={`Audit trail of ${rr}`}>
             <thead className="pf-v6-c-table__thead">
@@ -35,7 +35,7 @@ const Events = ({ rr }: { rr: string }) => {
               ))}
             </tbody>
           </table>
-        </div>
+        </Scroll>
       )}
     </Show>
   )

@@ -5,7 +5,7 @@
 import { Label, PageSection, SearchInput, Title, Toolbar, ToolbarContent, ToolbarItem } from "@patternfly/react-core"
 import { useState } from "react"
 import { callTool } from "./api.ts"
-import { age, Show, useLoad } from "./load.tsx"
+import { age, Scroll, Show, useLoad } from "./load.tsx"
 import { navigate } from "./router.ts"
 
 export interface RemediationRow {
@@ -69,7 +69,7 @@ export const Remediations = () => {
                   </ToolbarItem>
                 </ToolbarContent>
               </Toolbar>
-              <div className="km-scroll">
+              <Scroll label="Remediations list">
                 <table className="pf-v6-c-table pf-m-compact" aria-label="Remediations">
                   <thead className="pf-v6-c-table__thead">
                     <tr className="pf-v6-c-table__tr">
@@ -102,7 +102,7 @@ export const Remediations = () => {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </Scroll>
               {shown.length === 0 && <p>No remediations match.</p>}
             </>
           )

@@ -51,6 +51,14 @@ export function Show<T>({ loaded, what, children }: { loaded: Loaded<T>; what: s
   return <>{children(loaded.data)}</>
 }
 
+/**
+ * A table that scrolls sideways on a narrow screen: focusable and named, so a keyboard user can scroll it too
+ * (WCAG 2.1.1; axe's scrollable-region-focusable).
+ */
+export const Scroll = ({ label, children }: { label: string; children: ReactNode }) => (
+  <div className="km-scroll" role="region" aria-label={label} tabIndex={0}>{children}</div>
+)
+
 /** "5m", "2h", "3d" since an RFC 3339 time. */
 export const age = (since: string | undefined, now = Date.now()) => {
   const at = since === undefined ? NaN : Date.parse(since)

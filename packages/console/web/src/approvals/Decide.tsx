@@ -16,7 +16,7 @@ export interface Pending {
   readonly time_remaining: string
 }
 
-export interface CatalogWorkflow {
+interface CatalogWorkflow {
   readonly id: string
   readonly name: string
   readonly action_type: string

@@ -5,13 +5,13 @@
 import { DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, Label, Title } from "@patternfly/react-core"
 import type { ReactNode } from "react"
 
-export interface RootCause {
+interface RootCause {
   readonly summary: string
   readonly severity?: string
   readonly contributing_factors?: ReadonlyArray<string>
 }
 
-export interface SelectedWorkflow {
+interface SelectedWorkflow {
   readonly workflow_id: string
   readonly name?: string
   readonly version?: string
@@ -21,7 +21,7 @@ export interface SelectedWorkflow {
   readonly approval_reason?: string
 }
 
-export interface Execution {
+interface Execution {
   readonly name: string
   readonly workflow?: string
   readonly phase?: string
@@ -38,7 +38,7 @@ interface Component {
   readonly score?: number
 }
 
-export interface Effectiveness {
+interface Effectiveness {
   readonly phase?: string
   readonly reason?: string
   readonly message?: string
@@ -58,7 +58,7 @@ export interface Story {
 }
 
 /** A titled list of the defined fields, or `empty` when there is nothing to show. */
-export const Facts = ({ title, rows, empty }: { title: string; rows: ReadonlyArray<readonly [string, ReactNode]> | undefined; empty: string }) => {
+const Facts = ({ title, rows, empty }: { title: string; rows: ReadonlyArray<readonly [string, ReactNode]> | undefined; empty: string }) => {
   const shown = (rows ?? []).filter(([, v]) => v !== undefined && v !== "")
   return (
     <section aria-label={title}>
