@@ -12,7 +12,7 @@
  * follows the investigations its session holds between calls (`follow`, AgentEvents.ts), for as long as it lives.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { LoggingMessageNotificationSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Duration, Effect, FiberMap, Option, Redacted, Scope } from "effect"
 import { DependencyUnavailable } from "@kubemend/core/Errors"
@@ -51,6 +51,15 @@ export interface AgentLink {
 class AgentDown {
   readonly _tag = "AgentDown"
   constructor(readonly message: string) {}
+}
+
+/**
+ * The agent refused the caller's token (401/403: an identity the agent does not admit, e.g. a ServiceAccount without
+ * `agent-client`). That caller's problem, not an outage: it must not count against the breaker every user shares.
+ */
+class AgentRefused {
+  readonly _tag = "AgentRefused"
+  constructor(readonly status: number) {}
 }
 
 /** A slow answer (an LLM turn can take minutes): the caller's deadline passed, the agent is not down. */
@@ -134,9 +143,11 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
             Effect.timeoutFail({ duration: timeout, onTimeout: () => new AgentSlow(timeout) }),
             Effect.mapError((e) => {
               if (e instanceof AgentSlow) return e
-              // A JSON-RPC error is the agent's answer; anything else (network, HTTP status) is an outage.
+              // A JSON-RPC error is the agent's answer; a refusal of the caller is theirs; anything else (network,
+              // another HTTP status) is an outage.
               if (e instanceof McpError && e.code !== -32000 && e.code !== -32001) return toolErrorOf(e.message)
               connection = undefined
+              if (e instanceof StreamableHTTPError && (e.code === 401 || e.code === 403)) return new AgentRefused(e.code)
               return new AgentDown(e instanceof Error ? e.message : String(e))
             })
           )
@@ -168,6 +179,14 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
                 if ((result as { isError?: boolean }).isError === true) return yield* toolErrorOf(text)
                 return (result as { structuredContent?: unknown }).structuredContent ?? parse(text)
               }).pipe(
+                Effect.catchIf((e): e is AgentRefused => e instanceof AgentRefused, (e) =>
+                  Effect.fail(
+                    new ToolError({
+                      message:
+                        `the investigation agent does not admit your identity (HTTP ${e.status}): it needs a user token of its trusted issuers with the console grant`,
+                      code: "permission_denied"
+                    })
+                  )),
                 Effect.catchIf((e): e is AgentSlow => e instanceof AgentSlow, (e) =>
                   Effect.fail(
                     new ToolError({
