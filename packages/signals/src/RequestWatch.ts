@@ -8,7 +8,7 @@
 import type { K8s, KubeObject, WatchEvent } from "@kubemend/core/K8s"
 import { Clock, Effect, Schedule, Stream } from "effect"
 import { occurrenceOf } from "./Request.ts"
-import { type Entry, entryFrom, type makeIndex, observe, observeCount } from "./Tracked.ts"
+import { type Entry, ended, entryFrom, type makeIndex, observe, observeCount } from "./Tracked.ts"
 
 type Index = ReturnType<typeof makeIndex>
 
@@ -21,7 +21,7 @@ export const applyRequest = (index: Index, event: WatchEvent, now: number) => {
   if (typeof fp !== "string") return
   const known = index.get(fp)
   if (event.type === "DELETED") {
-    if (known?.rrName === rr.metadata.name) index.delete(fp)
+    if (known?.rrName === rr.metadata.name) ended(known)
     return
   }
   if (known?.rrName === rr.metadata.name) {

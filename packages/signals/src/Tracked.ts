@@ -71,6 +71,14 @@ export const observe = (entry: Entry, rr: KubeObject, now: number) => {
   entry.checkedAt = now
 }
 
+/**
+ * The request was deleted: kept as ended long ago, so the next signal makes a new request with the next occurrence
+ * in its name instead of reusing the deleted one's (its audit trail is keyed by that name).
+ */
+export const ended = (entry: Entry) => {
+  entry.terminalAt = Number.NEGATIVE_INFINITY
+}
+
 /** An entry for a request found in the cluster (its written count, or 1). */
 export const entryFrom = (rr: KubeObject, now: number): Entry => {
   const status = (rr.status ?? {}) as RrStatus

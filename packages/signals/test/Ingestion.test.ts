@@ -105,6 +105,8 @@ describe("signal ingestion", () => {
       expect(second.remediationRequestRef.name).not.toBe(first.remediationRequestRef.name)
       kube.delete("kubemend.io/v1alpha1", "RemediationRequest", second.remediationRequestRef.name, "kubemend-system")
       const third = yield* firstOf(201)
+      // Not the deleted request's name again: audit events are keyed by it.
+      expect(third.remediationRequestRef.name).not.toBe(second.remediationRequestRef.name)
       expect(kube.list("kubemend.io/v1alpha1", "RemediationRequest", "kubemend-system").map((r) => r.metadata.name).sort())
         .toEqual([first.remediationRequestRef.name, third.remediationRequestRef.name].sort())
     }))
