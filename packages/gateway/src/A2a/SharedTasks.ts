@@ -2,9 +2,11 @@
  * A2A tasks in the shared state (`SharedState`, the A2A SDK's TaskStore idea): the replica running a task writes
  * its snapshot on every change, so `tasks/get` and `tasks/resubscribe` on any other replica answer it. There a
  * task is read-only: its events are the changes seen by reading the record every `remotePollInterval` until the
- * task ends. Canceling it is left to the replica that runs its loop. Without Valkey nothing is written.
+ * task ends. A cancel asked there is a record the running replica looks for every `remotePollInterval`; the asker
+ * answers once the task's record says it ended. Without Valkey nothing is written.
  */
 import { Duration, Effect, Option, Schedule, Stream } from "effect"
+import { TaskNotCancelable } from "@kubemend/core/Errors"
 import type { SharedStateService } from "../SharedState.ts"
 import type { TaskEvent, TaskView } from "./Model.ts"
 import { terminalStates } from "./Model.ts"
@@ -18,6 +20,9 @@ interface TaskRecord {
 }
 
 const recordKey = (id: string) => `a2a:task:${id}`
+const cancelKey = (id: string) => `a2a:cancel:${id}`
+/** How long a replica asking for a cancel waits for the running replica to record it. */
+const cancelDeadline = Duration.seconds(10)
 
 export const taskRecords = (shared: SharedStateService, ttl: Duration.Duration) => {
   const read = (id: string) => Effect.map(shared.get(recordKey(id)), Option.map((raw) => JSON.parse(raw) as TaskRecord))
@@ -72,9 +77,29 @@ export const taskRecords = (shared: SharedStateService, ttl: Duration.Duration) 
   }
 
   // One replica alone has every task in its own table (and its `maxTasks` bound stays the only one).
-  if (shared.backend === "memory") return { save: () => Effect.void, find: () => Effect.succeedNone } as const
+  if (shared.backend === "memory") {
+    return {
+      save: () => Effect.void,
+      find: () => Effect.succeedNone,
+      cancelRequested: () => Effect.never,
+      cancelElsewhere: (task: Task) => Effect.fail(new TaskNotCancelable({ taskId: task.id, detail: "the task runs on another gateway replica" }))
+    } as const
+  }
   return {
     save: (owner: string, view: TaskView) => shared.put(recordKey(view.id), JSON.stringify({ owner, view } satisfies TaskRecord), ttl),
+    /** Succeeds once another replica asked to cancel task `id` (this replica runs it). */
+    cancelRequested: (id: string) =>
+      shared.get(cancelKey(id)).pipe(Effect.repeat({ schedule: Schedule.spaced(remotePollInterval), until: Option.isSome }), Effect.asVoid),
+    /** Asks the replica running `task` to cancel it; answers the task once it ended. */
+    cancelElsewhere: (task: Task) =>
+      shared.put(cancelKey(task.id), "cancel", cancelDeadline).pipe(
+        Effect.zipRight(task.done),
+        Effect.timeoutFail({
+          duration: cancelDeadline,
+          onTimeout: () => new TaskNotCancelable({ taskId: task.id, detail: "the gateway replica running the task did not take the cancel; retry" })
+        }),
+        Effect.as(task)
+      ),
     /** The task `id` of `owner` that another replica wrote, if any. */
     find: (owner: string, id: string) => Effect.map(read(id), (r) => Option.filter(r, (x) => x.owner === owner).pipe(Option.map(remote)))
   } as const

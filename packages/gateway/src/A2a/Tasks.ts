@@ -6,7 +6,7 @@
  * visible only to the user who started it: anyone else gets "task not found". Every change is also saved in the
  * shared state (SharedTasks.ts), so with Valkey any gateway replica answers `tasks/get` for it.
  */
-import { Clock, Deferred, Duration, Effect, Fiber, Option, PubSub, type Scope, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, Fiber, FiberMap, Option, PubSub, type Scope, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { TaskNotCancelable, TaskNotFound } from "@kubemend/core/Errors"
 import { SharedState } from "../SharedState.ts"
@@ -46,11 +46,13 @@ interface Entry {
 const iso = (millis: number) => new Date(millis).toISOString()
 
 export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const config = yield* A2aConfig
     const entries = new Map<string, Entry>()
     // A running task is saved on every change; the record outlives a task that runs to its deadline.
     const records = taskRecords(yield* SharedState, Duration.sum(config.taskTimeout, config.taskRetention))
+    /** Per running task: waits for a cancel asked on another replica (none without Valkey). */
+    const watchers = yield* FiberMap.make<string>()
 
     const evict = (now: number) => {
       const retention = Duration.toMillis(config.taskRetention)
@@ -146,6 +148,7 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
         }
         entries.set(id, { task, running })
         yield* save
+        yield* FiberMap.run(watchers, id, records.cancelRequested(id).pipe(Effect.zipRight(cancelLocal(id)), Effect.raceFirst(task.done)))
         return task
       })
 
@@ -155,6 +158,16 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
         return entry === undefined || entry.task.owner !== owner
           ? Effect.fail(new TaskNotFound({ taskId: id }))
           : Effect.succeed(entry)
+      })
+
+    /** Cancels this replica's running task `id`. */
+    const cancelLocal = (id: string) =>
+      Effect.gen(function* () {
+        const entry = entries.get(id)
+        if (entry === undefined || (yield* entry.task.isTerminal)) return
+        // Canceled first: the loop's interruption must not be reported as a failure.
+        yield* entry.task.finish("canceled", "The task was canceled.", "status")
+        if (entry.running.fiber !== undefined) yield* Fiber.interrupt(entry.running.fiber)
       })
 
     /** This replica's task, else one another replica runs or ran (read-only here). */
@@ -167,25 +180,21 @@ export class Tasks extends Effect.Service<Tasks>()("@kubemend/gateway/A2aTasks",
     return {
       create,
       get: find,
-      /** Stops the task's loop and marks it canceled; finished tasks cannot be canceled. */
+      /**
+       * Stops the task's loop and marks it canceled; finished tasks cannot be canceled. A task another replica runs
+       * is canceled there (SharedTasks.ts), and answered once that replica recorded it.
+       */
       cancel: (owner: string, id: string) =>
         Effect.gen(function* () {
           const local = entries.get(id)
-          if (local === undefined || local.task.owner !== owner) {
-            const other = yield* find(owner, id)
-            const detail = (yield* other.isTerminal)
-              ? "the task has already finished"
-              : "the task runs on another gateway replica; cancel it there or let it finish"
-            return yield* new TaskNotCancelable({ taskId: id, detail })
+          if (local !== undefined && local.task.owner === owner) {
+            if (yield* local.task.isTerminal) return yield* new TaskNotCancelable({ taskId: id, detail: "the task has already finished" })
+            yield* cancelLocal(id)
+            return local.task
           }
-          const entry = local
-          if (yield* entry.task.isTerminal) {
-            return yield* new TaskNotCancelable({ taskId: id, detail: "the task has already finished" })
-          }
-          // Canceled first: the loop's interruption must not be reported as a failure.
-          yield* entry.task.finish("canceled", "The task was canceled.", "status")
-          if (entry.running.fiber !== undefined) yield* Fiber.interrupt(entry.running.fiber)
-          return entry.task
+          const other = yield* find(owner, id)
+          if (yield* other.isTerminal) return yield* new TaskNotCancelable({ taskId: id, detail: "the task has already finished" })
+          return yield* records.cancelElsewhere(other)
         }),
       size: Effect.sync(() => entries.size),
       running: Effect.sync(() => [...entries.values()].filter((e) => e.running.finishedAt === undefined).length)
