@@ -20,6 +20,7 @@ import { DevKube } from "@kubemend/core/devkit/kube/index"
 import { Config, Effect, Logger, LogLevel } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { Worker } from "node:worker_threads"
 import { alertmanagerSenderGrant } from "../packages/signals/test/support.ts"
@@ -168,6 +169,7 @@ const program = Effect.gen(function* () {
   const batchRequests = yield* Config.integer("BATCH_REQUESTS").pipe(Config.withDefault(100))
   const concurrency = yield* Config.integer("CONCURRENCY").pipe(Config.withDefault(8))
   const known = 400
+  const loadAtStart = Os.loadavg().map((l) => l.toFixed(1)).join(" ")
 
   const kube = yield* DevKube.scoped({ apiGroup: "kubemend.io" })
   for (const f of Fs.readdirSync(crdDir).filter((f) => f.endsWith(".yaml"))) kube.seedYaml(Fs.readFileSync(Path.join(crdDir, f), "utf8"))
@@ -241,6 +243,8 @@ const program = Effect.gen(function* () {
   process.stdout.write(`${line(header)}\n${rows.map(line).join("\n")}\n`)
   process.stdout.write(`API calls: ${breakdown.join("; ")}\n`)
   process.stdout.write(`concurrency ${concurrency}; 10% new fingerprints; ${created} RemediationRequests in the dev API server at the end\n`)
+  // The machine's load beside the figures: on a shared machine signals/s and p99 move with it, CPU µs/signal far less.
+  process.stdout.write(`load average ${loadAtStart} at the start, ${Os.loadavg().map((l) => l.toFixed(1)).join(" ")} at the end\n`)
 })
 
 NodeRuntime.runMain(Effect.scoped(program).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.Warning))))
