@@ -31,8 +31,9 @@ describe("two signal-service replicas", () => {
         const a = yield* startSignals(kube)
         const b = yield* startSignals(kube)
         const body = webhook([alert({ namespace: "shop", pod: "checkout-7d9f-abcde" })])
-        // Creates take 300 ms: the first alert at each replica is a create, so the two race for the same name.
-        const removeLatency = kube.faults.addLatency(300, { verb: "create", resource: "remediationrequests" })
+        // Creates take 2 s (long against this machine's scheduling delays): the first alert at each replica is a
+        // create, so the two race for the same name.
+        const removeLatency = kube.faults.addLatency(2000, { verb: "create", resource: "remediationrequests" })
         const [first, second] = yield* Effect.all([post(a.url + prom, body, sender), post(b.url + prom, body, sender)], { concurrency: 2 })
         removeLatency()
         expect([first.status, second.status].sort()).toEqual([201, 202])
