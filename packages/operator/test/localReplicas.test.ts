@@ -25,6 +25,17 @@ let exited: Promise<number | null>
 let output = ""
 let stack: StackJson
 let ca = ""
+let state = ""
+
+/** Processes started with this platform's state directory in their environment (Linux /proc). */
+const processesOfPlatform = () =>
+  Fs.readdirSync("/proc").filter((pid) => /^\d+$/.test(pid)).flatMap((pid) => {
+    try {
+      return Fs.readFileSync(`/proc/${pid}/environ`, "utf8").includes(`LOCAL_STATE_DIR=${state}\0`) ? [pid] : []
+    } catch {
+      return []
+    }
+  })
 
 /** One request on a connection of its own: the status and the CN of the certificate the server presented. */
 const freshHttps = (url: string, token?: string) =>
@@ -51,7 +62,7 @@ const kill = async (replica: { readonly pid: number; readonly healthUrl: string 
 
 describe("local platform with LOCAL_REPLICAS=2", () => {
   beforeAll(async () => {
-    const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-replicas-"))
+    state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "kubemend-replicas-"))
     Fs.chmodSync(state, 0o755)
     child = spawn(process.execPath, ["--import", "tsx", Path.join(root, "packages/operator/src/local.ts")], {
       cwd: root,
@@ -136,17 +147,18 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
       expect(res.status).toBeLessThan(500)
     }
     expect((await fetch(`${survivor!.healthUrl}/healthz`)).status).toBe(200)
-    // The first storage replica runs the embedded database, so the second is the one a test may kill here.
-    await kill(stack.storage.replicas[1]!)
+    // The embedded database runs in a process of its own: the storage replica that started first may die too.
+    await kill(stack.storage.replicas[0]!)
     for (let i = 0; i < 4; i++) {
       const answer = await freshHttps(`${stack.storage.url}/api/v1/audit/events?limit=1`, stack.serviceTokens.gateway)
-      expect(answer).toEqual({ status: 200, cn: "kubemend-storage-0" })
+      expect(answer).toEqual({ status: 200, cn: "kubemend-storage-1" })
     }
   })
 
-  it("Ctrl-C stops every replica and balancer", { timeout: 90_000 }, async () => {
+  it("Ctrl-C stops every replica, the database process and the balancers", { timeout: 90_000 }, async () => {
     child.kill("SIGINT")
     expect(await exited).toBe(0)
+    expect(processesOfPlatform()).toEqual([])
     for (const svc of services) {
       for (const target of [stack[svc].healthUrl, ...stack[svc].replicas.map((r) => r.healthUrl)]) {
         await expect(fetch(`${target}/healthz`), target).rejects.toThrow()

@@ -10,6 +10,7 @@ import { ServerConfig } from "@kubemend/core/Servers"
 import { Config, Effect, Layer } from "effect"
 import { StorageServiceLive } from "./Api.ts"
 import { DatabaseLive } from "./Db/Connection.ts"
+import * as EmbeddedPg from "./EmbeddedPg.ts"
 import { StorageConfig } from "./StorageConfig.ts"
 
 const K8sFromConfig = K8sLive.layerConfig(
@@ -37,3 +38,16 @@ export const runMigrateCommand = () =>
     ),
     { disablePrettyLogger: true }
   )
+
+/**
+ * `main.ts embedded-postgres`: only the embedded PostgreSQL of the `embeddedPostgres` block, until stopped. The local
+ * platform's storage replicas (LOCAL_REPLICAS) share one run this way, so any of them may die without taking it along.
+ */
+export const EmbeddedDatabaseLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const { database } = yield* StorageConfig
+    if (database._tag !== "Embedded") return yield* Effect.dieMessage("embedded-postgres needs an embeddedPostgres block and no DATABASE_URL")
+    const server = yield* EmbeddedPg.start(database)
+    yield* Effect.logInfo("embedded PostgreSQL started").pipe(Effect.annotateLogs({ dataDir: database.dataDir, port: server.port }))
+  })
+).pipe(Layer.provide(StorageConfig.layerConfig))

@@ -5,7 +5,6 @@
  */
 import { freePort } from "@kubemend/core/FreePort"
 import { Effect, Option } from "effect"
-import * as Fs from "node:fs"
 import { balance, type Balancing } from "./Balancer.ts"
 import type { ServiceProcess } from "./Processes.ts"
 
@@ -60,16 +59,6 @@ export const runReplicas = <E, R>(
     }
     return replicas.map(({ ports: _, ...replica }): Replica => replica)
   })
-
-/**
- * The URL of the embedded PostgreSQL the first storage replica runs, for the others. Storage keeps the password it
- * generated next to the cluster directory (`<dir>.credentials.json`, EmbeddedPg.ts); the data directory may be a link
- * to where root's postgres can reach it, hence the real path.
- */
-export const embeddedDatabaseUrl = (dataDir: string, port: number) => {
-  const { password } = JSON.parse(Fs.readFileSync(`${Fs.realpathSync(dataDir)}.credentials.json`, "utf8")) as { password: string }
-  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`
-}
 
 /** What a person running `LOCAL_REPLICAS=n` should know, printed after the summary. */
 export const replicaNotes = (

@@ -26,9 +26,9 @@ import { localScripts } from "./Investigations.ts"
 import { choosePorts } from "./Ports.ts"
 import { localTls } from "./Tls.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
-import { embeddedDatabaseUrl, type Ports, replicaNotes, runReplicas } from "./Replicas.ts"
+import { type Ports, replicaNotes, runReplicas } from "./Replicas.ts"
+import { sharedDatabase } from "./Database.ts"
 import { gatewaySharesState, localValkey, withGatewaySharedState } from "./SharedState.ts"
-import { freePort } from "@kubemend/core/FreePort"
 import {
   alertmanagerIdentity,
   alertmanagerObjects,
@@ -114,8 +114,6 @@ export const localPlatform = Effect.gen(function* () {
   Fs.writeFileSync(apiKeyFile, llm.apiKey, { mode: 0o600 })
 
   const embeddedDataDir = Path.join(stateRoot, ".data", "postgres")
-  const embeddedPort = yield* freePort
-  const embeddedUrl = () => embeddedDatabaseUrl(embeddedDataDir, embeddedPort)
   const consoleSecretDir = Path.join(dir, "console-oidc")
   Fs.mkdirSync(consoleSecretDir, { recursive: true })
   for (const [key, value] of Object.entries(consoleKeys)) Fs.writeFileSync(Path.join(consoleSecretDir, key), value, { mode: 0o600 })
@@ -126,8 +124,7 @@ export const localPlatform = Effect.gen(function* () {
     serviceUrls: { gateway: api(ports.gateway.port), agent: api(ports.agent.port), storage: api(ports.storage.port), signals: api(ports.signals.port) },
     monitoring: { metricsURL: alerts.url, alertManagerURL: alerts.url },
     files: { llmApiKeyFile: apiKeyFile, dataDir: Path.join(stateRoot, ".data") },
-    // The first storage replica runs the embedded database; the others reach it on this port (see `start`).
-    embeddedDatabase: { dataDir: embeddedDataDir, ...(replicas === 1 ? {} : { port: embeddedPort }) },
+    embeddedDatabase: { dataDir: embeddedDataDir },
     allowInsecureIssuers: true,
     consoleUrl: url(ports.console.port),
     console: { listener: { bindAddress: "127.0.0.1", ...ports.console }, secretDir: consoleSecretDir, caFile: tls.caFile }
@@ -167,7 +164,7 @@ export const localPlatform = Effect.gen(function* () {
           root,
           configFile,
           quiet,
-          env: { KUBECONFIG: identity.kubeconfigFile, ...(name === "storage" && index > 0 ? { DATABASE_URL: embeddedUrl() } : {}) }
+          env: { KUBECONFIG: identity.kubeconfigFile, ...(name === "storage" && Option.isSome(database) ? { DATABASE_URL: database.value } : {}) }
         },
         Duration.seconds(10)
       )
@@ -202,6 +199,10 @@ export const localPlatform = Effect.gen(function* () {
     .pipe(Effect.provide(election))
   yield* awaitRbac(kube)
 
+  // One storage replica runs its embedded database itself; several share one in a process of its own.
+  const database = replicas === 1
+    ? Option.none<string>()
+    : Option.some(yield* sharedDatabase({ root, dir, dataDir: embeddedDataDir, quiet }))
   const storage = yield* start("storage")
   yield* registerWorkflows(api(ports.storage.port), identities.gateway.token)
   const [agent, gateway] = yield* Effect.all([start("agent"), start("gateway")], { concurrency: 2 })
