@@ -2,8 +2,11 @@
  * `LOCAL_REPLICAS=2 npm start`: two processes of every service behind a balancer on the service's ports.
  * `.local/stack.json` lists each replica; both answer health; connections to storage's and signal ingestion's `url`
  * reach both in turn (each API replica presents a certificate of its own, so the client sees which one it reached),
- * the second storage replica on the first one's database; gateway and agent keep a client on one replica, as their
- * Services' ClientIP affinity does, until it dies; a killed replica is skipped; Ctrl-C still stops every process.
+ * both storage replicas on one database process; the agent keeps a client on one replica, as its Service's ClientIP
+ * affinity does, until it dies. With Valkey (Redis on this machine and CI), the gateway replicas share their state:
+ * an official MCP client whose every request takes a new connection is served by both, also once the replica that
+ * opened its session is gone; without, each client stays on one gateway. A killed replica is skipped; Ctrl-C stops
+ * every process.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -13,12 +16,18 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import type { StackJson } from "../src/local/Summary.ts"
 import { trustAuthority } from "@kubemend/core/Tls/Trust"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { incident } from "../../agent/test/support.ts"
+import { unreachable } from "../../gateway/test/support/Redis.ts"
 import { waitForStack } from "./localPlatform.ts"
 
 const root = Path.resolve(__dirname, "..", "..", "..")
 const services = ["gateway", "agent", "storage", "signals", "console"] as const
 const apis = ["gateway", "agent", "storage", "signals"] as const
+// The gateway shares its state when Redis answers (it must under CI); the platform is told where it is.
+const shared = unreachable === undefined
+const valkeyUrl = process.env["TEST_REDIS_URL"] ?? "redis://127.0.0.1:6379"
 
 let child: ChildProcess
 let exited: Promise<number | null>
@@ -66,7 +75,7 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
     Fs.chmodSync(state, 0o755)
     child = spawn(process.execPath, ["--import", "tsx", Path.join(root, "packages/operator/src/local.ts")], {
       cwd: root,
-      env: { ...process.env, LOCAL_PORTS: "auto", LOCAL_QUIET: "true", LOCAL_STATE_DIR: state, LOCAL_REPLICAS: "2" },
+      env: { ...process.env, LOCAL_PORTS: "auto", LOCAL_QUIET: "true", LOCAL_STATE_DIR: state, LOCAL_REPLICAS: "2", LOCAL_VALKEY_URL: valkeyUrl },
       stdio: ["ignore", "pipe", "pipe"]
     })
     child.stdout!.on("data", (d) => (output += d))
@@ -97,18 +106,22 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
       }
       expect((await fetch(`${stack[svc].healthUrl}/healthz`)).status, svc).toBe(200)
     }
-    expect(output).toContain("Gateway sessions are per replica")
+    if (process.env["CI"] !== undefined) expect(unreachable).toBeUndefined()
+    expect(output).toContain(
+      shared ? `Gateway replicas share MCP sessions, A2A tasks, session caps and rate limits in Valkey at ${valkeyUrl}` : "Gateway sessions are per replica"
+    )
     expect(output).toContain("The controllers run once, in this process, under the operator's Lease.")
   })
 
-  it("connections to storage's and signals' url reach both replicas in turn, gateway's and agent's stay on one", async () => {
+  it("connections to the APIs' urls reach both replicas in turn, but the agent's (and a gateway's without Valkey) stay on one", async () => {
     for (const svc of apis) {
       // Storage answers an authenticated audit query from either replica: both reach the one database.
       const path = svc === "storage" ? "/api/v1/audit/events?limit=1" : "/"
       const token = svc === "storage" ? stack.serviceTokens.gateway : undefined
       const answers = []
       for (let i = 0; i < 4; i++) answers.push(await freshHttps(`${stack[svc].url}${path}`, token))
-      const reached = svc === "gateway" || svc === "agent" ? [`kubemend-${svc}-0`] : [`kubemend-${svc}-0`, `kubemend-${svc}-1`]
+      const sticky = svc === "agent" || (svc === "gateway" && !shared)
+      const reached = sticky ? [`kubemend-${svc}-0`] : [`kubemend-${svc}-0`, `kubemend-${svc}-1`]
       expect(new Set(answers.map((a) => a.cn)), svc).toEqual(new Set(reached))
       if (svc === "storage") expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200])
     }
@@ -122,6 +135,25 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
       // Replica 1 starts once replica 0 is healthy, seconds later, so their start times differ.
       expect(new Set(own).size, svc).toBe(2)
       expect(seen, svc).toEqual(new Set(own))
+    }
+  })
+
+  it.skipIf(!shared)("an MCP session through the gateway's url is served by both replicas, also once the one that opened it is gone", async () => {
+    // Every request on a new connection, so the balancer sends them to the replicas in turn.
+    const transport = new StreamableHTTPClientTransport(new URL(`${stack.gateway.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${stack.tokens.sre}`, connection: "close" } }
+    })
+    const client = new Client({ name: "replicas", version: "1.0.0" })
+    await client.connect(transport)
+    try {
+      for (let i = 0; i < 4; i++) expect((await client.listTools()).tools.length).toBeGreaterThan(0)
+      await kill(stack.gateway.replicas[0]!)
+      for (let i = 0; i < 2; i++) {
+        const result = await client.callTool({ name: "svc_list_remediations", arguments: {} })
+        expect(result.isError, JSON.stringify(result.content)).toBeFalsy()
+      }
+    } finally {
+      await client.close().catch(() => undefined)
     }
   })
 

@@ -63,23 +63,21 @@ export const runReplicas = <E, R>(
 /** What a person running `LOCAL_REPLICAS=n` should know, printed after the summary. */
 export const replicaNotes = (
   stack: Readonly<Record<"gateway" | "agent" | "storage" | "signals" | "console", { readonly replicas: ReadonlyArray<Replica> }>>,
-  valkey: Option.Option<string>,
-  gatewayShares: boolean
+  valkey: Option.Option<string>
 ) =>
   [
     "",
-    `Each service runs ${stack.gateway.replicas.length} replicas behind a balancer on the ports above (storage, signals and the`,
-    "console: the next replica a connection, as a Kubernetes Service balances; gateway and agent: one replica until it",
-    "stops, as their Services' ClientIP affinity keeps a client). Each replica's own url, healthUrl and pid are in",
-    ".local/stack.json:",
+    `Each service runs ${stack.gateway.replicas.length} replicas behind a balancer on the ports above: the next replica a connection, as`,
+    "a Kubernetes Service balances, but for the agent (and the gateway without Valkey), which keeps a client on one",
+    "replica until it stops, as their Services' ClientIP affinity does. Each replica's own url, healthUrl and pid are",
+    "in .local/stack.json:",
     ...(["gateway", "agent", "storage", "signals", "console"] as const).map((svc) =>
       `  ${svc.padEnd(9)} ${stack[svc].replicas.map((r) => `${r.url} (pid ${r.pid})`).join("  ")}`
     ),
-    gatewayShares
-      ? `Gateway replicas share MCP sessions, A2A tasks, session caps and rate limits in Valkey at ${Option.getOrElse(valkey, () => "")}.`
-      : Option.isSome(valkey)
-      ? `Gateway sessions are per replica: Valkey answers at ${valkey.value}, but this gateway takes no shared-state setting yet.`
-      : "Gateway sessions are per replica (no Valkey answers at LOCAL_VALKEY_URL or 127.0.0.1:6379 to share them in).",
+    Option.match(valkey, {
+      onSome: (url) => `Gateway replicas share MCP sessions, A2A tasks, session caps and rate limits in Valkey at ${url}.`,
+      onNone: () => "Gateway sessions are per replica (no Valkey answers at LOCAL_VALKEY_URL or 127.0.0.1:6379 to share them in)."
+    }),
     "Agent investigation sessions are per replica (in memory): when the agent replica running one stops, the analysis",
     "controller finds the session gone on the next one and regenerates it (README, High availability).",
     "The controllers run once, in this process, under the operator's Lease.",

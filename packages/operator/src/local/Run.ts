@@ -10,7 +10,7 @@ import { duration } from "@kubemend/core/Config"
 import { Storage } from "@kubemend/core/Storage"
 import { trustAuthority } from "@kubemend/core/Tls/Trust"
 import { Config, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
@@ -134,6 +134,10 @@ export const localPlatform = Effect.gen(function* () {
   // As the operator renders the Services: a client stays on one gateway (until its state is shared) and one agent
   // (its investigation sessions are its own) replica.
   const balancingOf = (name: string) => name === "agent" || (name === "gateway" && !gatewaySharesState(valkey)) ? "sticky" as const : "round-robin" as const
+  const gatewayValkeyFiles = {
+    passwordFile: Path.join(dir, "valkey-password"),
+    keyPrefix: `kubemend-local:${createHash("sha256").update(dir).digest("hex").slice(0, 12)}:gateway`
+  }
   const suffix = (index: number) => (replicas === 1 ? "" : `-${index}`)
 
   const startOne = (name: "gateway" | "agent" | "storage" | "signals", index: number, listening: Ports) =>
@@ -144,7 +148,7 @@ export const localPlatform = Effect.gen(function* () {
         listeners: { [name]: { bindAddress: "127.0.0.1", ...listening, tls: yield* servingOf(name, index) } },
         files: { ...renderCtx.files, dataDir: dataDirOf(index) }
       })[name]
-      const base = name === "gateway" ? withGatewaySharedState(rendered, valkey) : rendered
+      const base = name === "gateway" ? withGatewaySharedState(rendered, valkey, gatewayValkeyFiles) : rendered
       // Each service presents its own ServiceAccount's token (to storage, and the gateway to the metrics backend and agent).
       const config = {
         ...base,
@@ -288,7 +292,7 @@ export const localPlatform = Effect.gen(function* () {
   }
   Fs.writeFileSync(Path.join(dir, "stack.json"), JSON.stringify(stack, null, 2) + "\n")
   printSummary(stack, Date.now() - started)
-  if (replicas > 1) process.stdout.write(replicaNotes(stack, valkey, gatewaySharesState(valkey)))
+  if (replicas > 1) process.stdout.write(replicaNotes(stack, valkey))
   const status = (o: { readonly status?: unknown } | undefined) => (o?.status ?? {}) as { readonly phase?: string }
   yield* reportWhenRunning(
     () => status(kube.get(cr.apiVersion, cr.kind, cr.metadata.name, namespace)).phase,

@@ -1,9 +1,10 @@
 /**
- * The Valkey (or Redis) the gateway replicas would share their state in: `LOCAL_VALKEY_URL`, else one answering on
- * 127.0.0.1:6379 (CI and many developer machines run one; a fresh machine does not). Probed only when there is more
- * than one replica: a single gateway keeps its state in memory, as it always has.
+ * The Valkey (or Redis) the gateway replicas share their state in: `LOCAL_VALKEY_URL`, else one answering on
+ * 127.0.0.1:6379 (CI and many developer machines run one; a fresh machine does not), when it answers PING. Probed
+ * only when there is more than one replica: a single gateway keeps its state in memory, as it always has.
  */
 import { Config, Effect, Option } from "effect"
+import * as Fs from "node:fs"
 import * as Net from "node:net"
 
 const defaultUrl = "redis://127.0.0.1:6379"
@@ -31,12 +32,33 @@ export const localValkey = (replicas: number) =>
     return (yield* answersPing(hostname, Number(port === "" ? 6379 : port))) ? Option.some(url) : Option.none<string>()
   })
 
-/**
- * HOOK (issue 20): the gateway's config key for its shared state (MCP sessions, A2A tasks, session caps, rate
- * limits) is being added in packages/gateway. Until GatewayConfig reads one, the URL is not passed, every gateway
- * replica keeps its sessions to itself, and the local balancer keeps every client on one gateway replica. When it
- * lands: put the URL in the config here and return true from `gatewaySharesState` when `valkey` is some.
- */
-export const gatewaySharesState = (_valkey: Option.Option<string>): boolean => false
+/** Whether the gateway replicas share their state: there is a Valkey to share it in. */
+export const gatewaySharesState = (valkey: Option.Option<string>): boolean => Option.isSome(valkey)
 
-export const withGatewaySharedState = (config: Record<string, unknown>, _valkey: Option.Option<string>) => config
+/**
+ * The gateway's config with its `valkey` block (GatewayConfig, Shared/ValkeySettings.ts) for the URL, when there is
+ * one. `keyPrefix` keeps this platform's keys apart from another's on the same server (rate limits and session caps
+ * count per user). A password in the URL goes to a file beside the config, not into it.
+ */
+export const withGatewaySharedState = (
+  config: Record<string, unknown>,
+  valkey: Option.Option<string>,
+  files: { readonly passwordFile: string; readonly keyPrefix: string }
+): Record<string, unknown> => {
+  if (Option.isNone(valkey)) return config
+  const url = new URL(valkey.value)
+  const password = decodeURIComponent(url.password)
+  if (password !== "") Fs.writeFileSync(files.passwordFile, password, { mode: 0o600 })
+  const db = url.pathname.replace(/^\//, "")
+  return {
+    ...config,
+    valkey: {
+      host: url.hostname,
+      port: url.port === "" ? 6379 : Number(url.port),
+      ...(db === "" ? {} : { db: Number(db) }),
+      ...(password === "" ? {} : { passwordFile: files.passwordFile }),
+      ...(url.protocol === "rediss:" ? { tls: { enabled: true } } : {}),
+      keyPrefix: files.keyPrefix
+    }
+  }
+}
