@@ -25,10 +25,12 @@ try {
   await settled()
   await page.screenshot({ path: out("remediations") })
 
+  // The app scrolls inside its main area, so the long views get a taller window rather than a full-page shot.
+  await page.setViewportSize({ width: 1280, height: 1500 })
   await page.goto(`${stack.console.url}/remediations/rr-checkout-oom`)
   await page.getByText("Audit chain intact").waitFor({ timeout: 30_000 })
   await settled()
-  await page.screenshot({ path: out("remediation"), fullPage: true })
+  await page.screenshot({ path: out("remediation") })
 
   await page.goto(`${stack.console.url}/investigate`)
   await page.getByRole("button", { name: "New conversation" }).click()
@@ -37,7 +39,7 @@ try {
   await page.getByRole("button", { name: "Send" }).click()
   await page.getByRole("heading", { name: "Workflow decision" }).waitFor({ timeout: 120_000 })
   await settled()
-  await page.screenshot({ path: out("investigation"), fullPage: true })
+  await page.screenshot({ path: out("investigation") })
 
   await page.setViewportSize({ width: 390, height: 844 })
   await page.goto(`${stack.console.url}/remediations`)

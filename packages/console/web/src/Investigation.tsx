@@ -26,13 +26,13 @@ const Said = ({ turn, waiting }: { turn: Turn; waiting: boolean }) => (
     <Title headingLevel="h2" size="md">{turn.role === "user" ? "You" : "Agent"}{turn.state === undefined || turn.state === "" ? "" : ` (${turn.state})`}</Title>
     {turn.reasoning.length > 0 && (
       <ExpandableSection toggleText={`Reasoning (${turn.reasoning.length} steps)`}>
-        <ol>{turn.reasoning.map((r, j) => <li key={j} className="km-pre">{r}</li>)}</ol>
+        <ol>{turn.reasoning.map((r, j) => <li key={j} className="km-text">{r}</li>)}</ol>
       </ExpandableSection>
     )}
     {turn.live.length > 0 && (
       <section aria-label="Live investigation events">
         <strong>Live investigation events</strong>
-        <ol className="km-live">{turn.live.map((e, j) => <li key={j} className="km-pre">{e}</li>)}</ol>
+        <ul className="km-live">{turn.live.map((e, j) => <li key={j} className="km-text">{e}</li>)}</ul>
       </section>
     )}
     {turn.artifacts.map((a, j) => (
@@ -41,7 +41,7 @@ const Said = ({ turn, waiting }: { turn: Turn; waiting: boolean }) => (
       </Alert>
     ))}
     {waiting && turn.doing !== undefined && <p className="km-doing">{turn.doing}</p>}
-    <div className="km-pre">{turn.text === "" && turn.role === "agent" && waiting ? "…" : turn.text}</div>
+    <div className="km-text">{turn.text === "" && turn.role === "agent" && waiting ? "…" : turn.text}</div>
   </div>
 )
 

@@ -83,7 +83,9 @@ const ChainResult = ({ chain }: { chain: Chain | undefined }) =>
   chain === undefined ? null : chain.valid ?
     (
       <Alert isInline variant="success" title="Audit chain intact">
-        {chain.verified_events} of {chain.total_events} events verified by storage's hash chain.
+        {chain.total_events === 0
+          ? "Storage holds no events for this remediation yet, so there is nothing to verify."
+          : `${chain.verified_events} of ${chain.total_events} events verified by storage's hash chain.`}
       </Alert>
     ) :
     (
@@ -151,9 +153,9 @@ export const RemediationDetail = ({ id }: { id: string }) => {
       <Show loaded={trail} what="the audit trail">
         {({ events, chain }) => (
           <>
-            <Title headingLevel="h2" size="lg">Audit trail</Title>
+            <Title className="km-facts" headingLevel="h2" size="lg">Audit trail</Title>
             <ChainResult chain={chain} />
-            <Title headingLevel="h2" size="lg">Timeline</Title>
+            <Title className="km-facts" headingLevel="h2" size="lg">Timeline</Title>
             {events.length === 0 ?
               <Alert isInline variant="info" title="No audit events recorded for this remediation yet" /> :
               (

@@ -39,6 +39,7 @@ export const me = async (): Promise<Me> => {
 }
 
 export const signOut = async () => {
+  await closeMcp()
   const res = await fetch("/oauth2/sign_out", { method: "POST" })
   const { location } = (await res.json()) as { location: string }
   window.location.assign(location)
@@ -62,8 +63,21 @@ export const checkAccess = async (): Promise<Access> => {
 
 const rpc = (id: number, method: string, params: unknown) => JSON.stringify({ jsonrpc: "2.0", id, method, params })
 
-let mcpSession: Promise<string> | undefined
+/**
+ * The MCP session is kept for the tab (sessionStorage), so a reload goes on with it: a new session per page load
+ * would reach the gateway's per-user session limit after ten reloads. Another user's id answers 404 and is replaced.
+ */
+const sessionKey = "kubemend.console.mcpSession"
+const kept = sessionStorage.getItem(sessionKey)
+let mcpSession: Promise<string> | undefined = kept === null ? undefined : Promise.resolve(kept)
 let nextId = 1
+
+const closeMcp = async () => {
+  const id = await mcpSession?.catch(() => undefined)
+  mcpSession = undefined
+  sessionStorage.removeItem(sessionKey)
+  if (id !== undefined) await fetch("/mcp", { method: "DELETE", headers: { "mcp-session-id": id } }).catch(() => undefined)
+}
 
 const openMcp = async (): Promise<string> => {
   const res = await fetch("/mcp", {
@@ -80,6 +94,7 @@ const openMcp = async (): Promise<string> => {
     headers: { "content-type": "application/json", accept: "application/json", "mcp-session-id": id },
     body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })
   })
+  sessionStorage.setItem(sessionKey, id)
   return id
 }
 
@@ -99,6 +114,7 @@ export const callTool = async <T>(name: string, args: Record<string, unknown> = 
   // The session ended at the gateway (restart, idle expiry): open another once.
   if (res.status === 404 && !retried) {
     mcpSession = undefined
+    sessionStorage.removeItem(sessionKey)
     return callTool<T>(name, args, true)
   }
   if (!res.ok) throw new ApiError(res.status, await problemText(res))

@@ -61,7 +61,7 @@ export interface Story {
 const Facts = ({ title, rows, empty }: { title: string; rows: ReadonlyArray<readonly [string, ReactNode]> | undefined; empty: string }) => {
   const shown = (rows ?? []).filter(([, v]) => v !== undefined && v !== "")
   return (
-    <section aria-label={title}>
+    <section className="km-facts" aria-label={title}>
       <Title headingLevel="h2" size="lg">{title}</Title>
       {shown.length === 0 ? <p>{empty}</p> : (
         <DescriptionList isHorizontal isCompact>

@@ -114,7 +114,7 @@ export const Session = ({ rr }: { rr: string }) => {
                   <Card isCompact>
                     <CardTitle component="h3">Root cause</CardTitle>
                     <CardBody>
-                      <p className="km-pre">{s.summary ?? "The analysis has not answered yet."}</p>
+                      <p className="km-text">{s.summary ?? "The analysis has not answered yet."}</p>
                       {open && mine && (
                         <div className="km-actions">
                           <Button variant="secondary" isDisabled={busy} onClick={() => act("Closed with no action.", () => callTool("svc_complete_no_action", { rr_id: rr }))}>
