@@ -114,11 +114,15 @@ describe.skipIf(!present)("the web console in Chromium", () => {
     const contextId = await page.evaluate(() => localStorage.getItem("kubemend.console.contextId"))
     expect(contextId).toBeTruthy()
 
+    const mcpSession = await page.evaluate(() => sessionStorage.getItem("kubemend.console.mcpSession"))
+    expect(mcpSession).toBeTruthy()
     await page.reload()
     await log.getByText("has finished").waitFor({ timeout: 30_000 })
     expect(await page.evaluate(() => localStorage.getItem("kubemend.console.contextId"))).toBe(contextId)
     await session.getByRole("button", { name: "Select increase-memory-limit" }).click({ timeout: 30_000 })
     await session.getByText("Selected increase-memory-limit; the remediation starts.").waitFor({ timeout: 60_000 })
+    // The reload went on with the tab's MCP session rather than opening another (ten per user at most).
+    expect(await page.evaluate(() => sessionStorage.getItem("kubemend.console.mcpSession"))).toBe(mcpSession)
 
     await page.getByRole("button", { name: "New conversation" }).click()
     await page.getByText("No conversation yet.").waitFor()
