@@ -12,6 +12,7 @@ import { Sar } from "@kubemend/core/Sar"
 import { makeBreaker } from "../src/Breaker.ts"
 import { Buckets, perMinute } from "../src/Edge/Buckets.ts"
 import { RateLimits } from "../src/Edge/RateLimit.ts"
+import { initializeParams } from "../src/Mcp/SessionRecord.ts"
 import { SharedState } from "../src/SharedState.ts"
 import { RecordedAudit } from "../src/GatewayAudit.ts"
 import { GatewayConfig, gatewayConfig } from "../src/GatewayConfig.ts"
@@ -118,6 +119,16 @@ describe("limits and breakers under TestClock", () => {
       Layer.provideMerge(GatewayMetrics.Default),
       Layer.provideMerge(Layer.mergeAll(Sar.layerAllowAll, Metrics.Default, GatewayConfig.layer({ rateLimit: { toolCallsPerMinute: 3 } })))
     ))))
+
+  it("an MCP session record keeps the client's initialize for re-creation, but not oversized capabilities", () => {
+    const clientInfo = { name: "ide", version: "1" }
+    assert.deepStrictEqual(initializeParams({ capabilities: { roots: {} }, clientInfo }, "2025-03-26"), {
+      protocolVersion: "2025-03-26",
+      capabilities: { roots: {} },
+      clientInfo
+    })
+    assert.deepStrictEqual(initializeParams({ capabilities: { x: "y".repeat(20_000) }, clientInfo }, "2025-03-26").capabilities, {})
+  })
 
   it("token buckets stay bounded in keys", () => {
     const buckets = new Buckets(perMinute(60), 100)

@@ -28,10 +28,15 @@ export interface SessionRecord {
 
 export const recordKey = (sessionId: string) => `mcp:${sessionId}`
 
-/** The `initialize` params of a request body (what a later replica replays). */
+/** Past this, a client's capabilities or info are not kept (a record per session must stay small in Valkey). */
+const maxKeptBytes = 16 * 1024
+
+const bounded = (value: unknown, otherwise: unknown) => value === undefined || JSON.stringify(value).length > maxKeptBytes ? otherwise : value
+
+/** The `initialize` params of a request body (what a later replica replays), within `maxKeptBytes` each. */
 export const initializeParams = (params: unknown, protocolVersion: string): InitializeParams => {
   const p = (typeof params === "object" && params !== null ? params : {}) as Record<string, unknown>
-  return { protocolVersion, capabilities: p.capabilities ?? {}, clientInfo: p.clientInfo ?? { name: "unknown", version: "0" } }
+  return { protocolVersion, capabilities: bounded(p.capabilities, {}), clientInfo: bounded(p.clientInfo, { name: "unknown", version: "0" }) }
 }
 
 const post = (transport: WebStandardStreamableHTTPServerTransport, body: unknown, headers: Record<string, string> = {}) =>
