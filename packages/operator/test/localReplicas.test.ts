@@ -20,7 +20,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { incident } from "../../agent/test/support.ts"
 import { unreachable } from "../../gateway/test/support/Redis.ts"
-import { waitForStack } from "./localPlatform.ts"
+import { waitForOutput, waitForStack } from "./localPlatform.ts"
 
 const root = Path.resolve(__dirname, "..", "..", "..")
 const services = ["gateway", "agent", "storage", "signals", "console"] as const
@@ -75,7 +75,17 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
     Fs.chmodSync(state, 0o755)
     child = spawn(process.execPath, ["--import", "tsx", Path.join(root, "packages/operator/src/local.ts")], {
       cwd: root,
-      env: { ...process.env, LOCAL_PORTS: "auto", LOCAL_QUIET: "true", LOCAL_STATE_DIR: state, LOCAL_REPLICAS: "2", LOCAL_VALKEY_URL: valkeyUrl },
+      env: {
+        ...process.env,
+        LOCAL_PORTS: "auto",
+        LOCAL_QUIET: "true",
+        LOCAL_STATE_DIR: state,
+        LOCAL_REPLICAS: "2",
+        LOCAL_VALKEY_URL: valkeyUrl,
+        // Investigations take seconds and new signals keep coming, so one is running when its agent replica dies.
+        LOCAL_LLM_LATENCY: "3s",
+        LOCAL_SIGNAL_INTERVAL: "3s"
+      },
       stdio: ["ignore", "pipe", "pipe"]
     })
     child.stdout!.on("data", (d) => (output += d))
@@ -157,7 +167,7 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
     }
   })
 
-  it("skips a killed replica: the service's url keeps answering from the other one", async () => {
+  it("skips a killed replica: the service's url keeps answering from the other one", { timeout: 240_000 }, async () => {
     // The agent replica every client was kept on dies: its clients move to the other one, which does not know the
     // sessions the dead one ran (404: the analysis controller's cue to regenerate, lifecyclePipeline.test.ts).
     const agent = (path: string, init: RequestInit = {}) =>
@@ -165,6 +175,8 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
         ...init,
         headers: { "content-type": "application/json", authorization: `Bearer ${stack.serviceTokens.operator}`, connection: "close" }
       })
+    await waitForOutput(() => output, /remediation \S+: \S+ -> Analyzing/, child, 60_000)
+    const before = output.length
     const submitted = await agent("/incident/analyze", { method: "POST", body: JSON.stringify(incident("ReplicaDies")) })
     expect(submitted.status).toBe(202)
     const { session_id } = await submitted.json()
@@ -172,6 +184,13 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
     await kill(stack.agent.replicas[0]!)
     for (let i = 0; i < 3; i++) expect((await freshHttps(`${stack.agent.url}/`)).cn).toBe("kubemend-agent-1")
     expect((await agent(`/incident/session/${session_id}`)).status).toBe(404)
+    // The analysis controller's polls find its running sessions gone too; it submits them again (to agent-1) and
+    // the remediation moves on from Analyzing.
+    const since = () => output.slice(before)
+    const regenerating = /agent session of ai-(\S+?)(?:-r\d+)? is gone \(agent restarted\?\); regenerating/
+    await waitForOutput(since, regenerating, child, 60_000)
+    const rr = regenerating.exec(since())![1]!
+    await waitForOutput(since, new RegExp(`remediation ${rr}: Analyzing -> `), child, 120_000)
     const [victim, survivor] = stack.console.replicas
     await kill(victim!)
     for (let i = 0; i < 4; i++) {

@@ -66,7 +66,9 @@ export const localPlatform = Effect.gen(function* () {
   const pace = yield* Config.all({
     execution: duration("LOCAL_EXECUTION_TIME").pipe(Config.withDefault(Duration.seconds(5))),
     stabilization: duration("LOCAL_STABILIZATION_WINDOW").pipe(Config.withDefault(Duration.minutes(1))),
-    signals: duration("LOCAL_SIGNAL_INTERVAL").pipe(Config.withDefault(Duration.seconds(45)))
+    signals: duration("LOCAL_SIGNAL_INTERVAL").pipe(Config.withDefault(Duration.seconds(45))),
+    // How long the scripted model takes to answer (each turn of an investigation), so one can be caught running.
+    llmLatency: duration("LOCAL_LLM_LATENCY").pipe(Config.withDefault(Duration.zero))
   })
   const dir = Path.join(stateRoot, ".local")
   Fs.mkdirSync(dir, { recursive: true })
@@ -80,7 +82,7 @@ export const localPlatform = Effect.gen(function* () {
     "cookie-secret": randomBytes(32).toString("base64url")
   }
   const issuer = yield* makeIssuer({ port: ports.issuer, audience, clients: { [consoleKeys["client-id"]]: consoleKeys["client-secret"] } })
-  const llmServer = yield* ScriptedLlm.scoped({ port: ports.llm, scripts: localScripts })
+  const llmServer = yield* ScriptedLlm.scoped({ port: ports.llm, scripts: localScripts, latencyMs: Duration.toMillis(pace.llmLatency) })
   const alerts = yield* makeAlerts({ port: ports.alerts })
   // Demo notifications (approvals waiting, escalations, ineffective remediations) are delivered here.
   const inbox = yield* notificationInbox()
@@ -290,7 +292,9 @@ export const localPlatform = Effect.gen(function* () {
       alertmanager: alertmanagerToken
     }
   }
-  Fs.writeFileSync(Path.join(dir, "stack.json"), JSON.stringify(stack, null, 2) + "\n")
+  // Written whole, then renamed: whoever waits for stack.json (a script, a test) never reads half of it.
+  Fs.writeFileSync(Path.join(dir, "stack.json.tmp"), JSON.stringify(stack, null, 2) + "\n")
+  Fs.renameSync(Path.join(dir, "stack.json.tmp"), Path.join(dir, "stack.json"))
   printSummary(stack, Date.now() - started)
   if (replicas > 1) process.stdout.write(replicaNotes(stack, valkey))
   const status = (o: { readonly status?: unknown } | undefined) => (o?.status ?? {}) as { readonly phase?: string }
