@@ -4,22 +4,22 @@
  * metrics) next to the same tool handler behind a bare MCP SDK server (low-level `Server` + the SDK's Node
  * transport, no auth) in the same run, under the same client load (official SDK clients over SSE).
  *
+ * Two gateways, each measured against the bare server:
+ * - "no-op audit": audit events are built and dropped, storage in memory: the chain's own cost.
+ * - "audit to storage": as deployed: the core Audit layer buffers every call's `apifrontend.tool.executed` event
+ *   and batches it over HTTP to the real storage service in a process of its own (TokenReview by the dev API
+ *   server, a PostgreSQL test database), whose CPU per call is printed beside it.
+ *
  * Rate limits are raised for the run through the gateway's environment overrides. Two tools: a local one (the
  * pure cost of the chain) and one that reads the dev API server (what a cluster tool adds on top).
  *
  *   node --import tsx bench/gateway-mcp.ts
  *   CLIENTS=16 SECONDS=10 node --import tsx bench/gateway-mcp.ts
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { HttpServer } from "@effect/platform"
 import { ConfigProvider, Context, Effect, Layer, Logger, LogLevel, Redacted, Runtime } from "effect"
-import { randomUUID } from "node:crypto"
-import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
+import * as Fs from "node:fs"
+import { Audit, AuditConfig } from "@kubemend/core/Audit"
 import { AuthConfig } from "@kubemend/core/Auth"
 import { providerFor } from "@kubemend/core/Config"
 import { make as makeIssuer } from "@kubemend/core/devkit/Issuer"
@@ -29,18 +29,22 @@ import { Metrics } from "@kubemend/core/Metrics"
 import { devkitRbacSpec, renderRbac } from "@kubemend/core/Personas"
 import { SarConfig } from "@kubemend/core/Sar"
 import { ServerConfig } from "@kubemend/core/Servers"
-import { gatewayListeners, GatewayServices } from "../packages/gateway/src/Gateway.ts"
+import { Storage } from "@kubemend/core/Storage"
+import { grantStorageClient, startStorage } from "../packages/gateway/test/support/StorageProcess.ts"
+import { auditToStorage, gatewayListeners, GatewayServices } from "../packages/gateway/src/Gateway.ts"
 import { GatewayAudit } from "../packages/gateway/src/GatewayAudit.ts"
 import { GatewayConfig, gatewayConfig } from "../packages/gateway/src/GatewayConfig.ts"
 import { GatewayStorage } from "../packages/gateway/src/GatewayStorage.ts"
-import { renderResult } from "../packages/gateway/src/Mcp/Output.ts"
 import { ToolRegistry } from "../packages/gateway/src/Mcp/Registry.ts"
 import type { ToolContext } from "../packages/gateway/src/Mcp/Tool.ts"
+import { bareServer, load, type LoadResult } from "./support/mcp-load.ts"
 
 const namespace = "kubemend-system"
 const clients = Number(process.env["CLIENTS"] ?? 8)
 const seconds = Number(process.env["SECONDS"] ?? 5)
 const warmupSeconds = Number(process.env["WARMUP"] ?? 3)
+/** `ONLY=noop|storage`: one gateway and no bare runs, for profiling one setup (`node --cpu-prof`). */
+const only = process.env["ONLY"]
 
 // The overrides an operator would set; read by the gateway's own config loader below.
 for (
@@ -49,6 +53,7 @@ for (
     GATEWAY_RATE_LIMIT_USER_REQUESTS_PER_SEC: "1000000",
     GATEWAY_RATE_LIMIT_TOOL_CALLS_PER_MINUTE: "100000000",
     GATEWAY_RATE_LIMIT_MAX_CONCURRENT_SESSIONS: "1000",
+    GATEWAY_RATE_LIMIT_MAX_SESSIONS_PER_USER: "1000",
     GATEWAY_INTERACTIVE_ENABLED: "true"
   })
 ) process.env[k] ??= v
@@ -62,84 +67,14 @@ const cases = [
   { tool: "svc_get_remediation", label: "cluster read", args: { rr_id: "rr-bench" } }
 ] as const
 
-/** The same handlers behind the SDK's plain server: a session per client, no authentication or limits. */
-const bareServer = (registry: ToolRegistry, ctx: ToolContext, run: <A, E>(e: Effect.Effect<A, E>) => Promise<A>) =>
-  new Promise<{ url: string; close: () => void }>((resolve) => {
-    const transports = new Map<string, StreamableHTTPServerTransport>()
-    const http = Http.createServer(async (req, res) => {
-      const id = req.headers["mcp-session-id"]
-      let transport = typeof id === "string" ? transports.get(id) : undefined
-      if (transport === undefined) {
-        const t = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void transports.set(sid, t) })
-        const server = new Server({ name: "bare", version: "1" }, { capabilities: { tools: {}, logging: {} } })
-        server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...registry.listed] }))
-        server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-          const def = registry.lookup(request.params.name)!
-          // Notifications go out as on the gateway, so both servers send the same messages.
-          const notify = (data: unknown) =>
-            Effect.promise(() =>
-              extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend", data } }).catch(() => undefined)
-            )
-          const value = await run(def.run(request.params.arguments as never, { ...ctx, tool: request.params.name, notify }))
-          return { content: [{ type: "text", text: renderResult(value, 16_384, def.listField) }] }
-        })
-        await server.connect(t)
-        transport = t
-      }
-      await transport.handleRequest(req, res)
-    })
-    http.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, close: () => void http.close() }))
-  })
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
-
-/** `n` SDK clients calling `tool` back to back for `duration` seconds, after a warm-up. */
-const load = async (url: string, token: string | undefined, tool: string, args: Record<string, unknown>, duration = seconds, n = clients) => {
-  const connected = await Promise.all(Array.from({ length: n }, async () => {
-    const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-      requestInit: token === undefined ? {} : { headers: { Authorization: `Bearer ${token}` } }
-    })
-    const client = new Client({ name: "bench", version: "1" })
-    await client.connect(transport)
-    return { client, transport }
-  }))
-  const once = async (c: Client) => {
-    const r = await c.callTool({ name: tool, arguments: args })
-    if (r.isError === true) throw new Error(JSON.stringify(r.content))
-  }
-  for (const { client } of connected) for (let i = 0; i < 20; i++) await once(client)
-  const latencies: Array<number> = []
-  let errors = 0
-  const end = performance.now() + duration * 1000
-  const started = performance.now()
-  const cpu = process.cpuUsage()
-  await Promise.all(connected.map(async ({ client }) => {
-    while (performance.now() < end) {
-      const t = performance.now()
-      try {
-        await once(client)
-        latencies.push(performance.now() - t)
-      } catch {
-        errors++
-      }
-    }
-  }))
-  const elapsed = (performance.now() - started) / 1000
-  const used = process.cpuUsage(cpu)
-  await Promise.all(connected.map(async ({ client, transport }) => {
-    await transport.terminateSession().catch(() => undefined)
-    await client.close()
-  }))
-  latencies.sort((a, b) => a - b)
-  return {
-    rps: latencies.length / elapsed,
-    p50: percentile(latencies, 0.5),
-    p99: percentile(latencies, 0.99),
-    errors,
-    calls: latencies.length,
-    // Client and server share this process; the clients' share is the same for both servers, so the difference
-    // is the server-side cost, which holds up better than wall time on a busy machine.
-    cpuMsPerCall: (used.user + used.system) / 1000 / Math.max(1, latencies.length)
+/** User + system CPU of another process so far, in ms (Linux `/proc/<pid>/stat`, 100 ticks/s). */
+const processCpuMs = (pid: number | undefined) => {
+  if (pid === undefined) return NaN
+  try {
+    const fields = Fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return NaN
   }
 }
 
@@ -162,23 +97,37 @@ const program = Effect.gen(function* () {
   const config = Layer.effect(GatewayConfig, gatewayConfig).pipe(
     Layer.provide(Layer.setConfigProvider(providerFor("gateway", {}, ConfigProvider.fromEnv())))
   )
-  const layer = gatewayListeners().pipe(
-    Layer.provideMerge(GatewayServices),
-    Layer.provideMerge(Layer.mergeAll(
-      AuthConfig.layer({ providers: [{ name: "dev", issuerURL: issuer.url, audiences: [issuer.audience] }], allowInsecureIssuers: true }),
-      SarConfig.layer(),
-      GatewayStorage.layerMemory({}),
-      Layer.succeed(GatewayAudit, GatewayAudit.fromSink(() => Effect.void)),
-      Metrics.Default
-    )),
-    Layer.provideMerge(K8sLive.layer({ namespace, kubeconfig: kube.kubeConfig() })),
-    Layer.provideMerge(Layer.mergeAll(config, ServerConfig.layer()))
+  const gateway = <ROut extends GatewayStorage | GatewayAudit, E>(backends: Layer.Layer<ROut, E, Metrics>) =>
+    Effect.gen(function* () {
+      const layer = gatewayListeners().pipe(
+        Layer.provideMerge(GatewayServices),
+        Layer.provideMerge(Layer.mergeAll(
+          AuthConfig.layer({ providers: [{ name: "dev", issuerURL: issuer.url, audiences: [issuer.audience] }], allowInsecureIssuers: true }),
+          SarConfig.layer(),
+          backends
+        )),
+        Layer.provideMerge(Metrics.Default),
+        Layer.provideMerge(K8sLive.layer({ namespace, kubeconfig: kube.kubeConfig() })),
+        Layer.provideMerge(Layer.mergeAll(config, ServerConfig.layer()))
+      )
+      const ctx = yield* Layer.build(layer)
+      const address = Context.get(ctx, HttpServer.HttpServer).address
+      return { ctx, url: `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}` }
+    })
+
+  const noop = yield* gateway(Layer.mergeAll(GatewayStorage.layerMemory({}), Layer.succeed(GatewayAudit, GatewayAudit.fromSink(() => Effect.void))))
+  const storage = yield* startStorage(kube, namespace)
+  grantStorageClient(kube, namespace, "gateway")
+  const storageClient = Storage.layer({ baseUrl: storage.url, token: Redacted.make(kube.registerServiceAccountToken(namespace, "gateway")) })
+  const audited = yield* gateway(
+    Layer.mergeAll(GatewayStorage.layerFromStorage(storage.url), auditToStorage).pipe(
+      Layer.provideMerge(Audit.layer),
+      Layer.provide(AuditConfig.layer("gateway")),
+      Layer.provideMerge(storageClient)
+    )
   )
-  const ctx = yield* Layer.build(layer)
-  const address = Context.get(ctx, HttpServer.HttpServer).address
-  const gatewayUrl = `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`
-  const registry = Context.get(ctx, ToolRegistry)
-  const settings = Context.get(ctx, GatewayConfig)
+  const registry = Context.get(noop.ctx, ToolRegistry)
+  const settings = Context.get(noop.ctx, GatewayConfig)
   const runtime = yield* Effect.runtime<never>()
   const toolCtx: ToolContext = {
     caller: {
@@ -204,40 +153,62 @@ const program = Effect.gen(function* () {
     (b) => Effect.sync(b.close)
   )
   const token = yield* issuer.persona("sre")
+  const servers = [
+    { name: "bare SDK server", url: bare.url, token: undefined, audited: false },
+    { name: "gateway, no-op audit", url: noop.url, token, audited: false },
+    { name: "gateway, audit to storage", url: audited.url, token, audited: true }
+  ].filter((s) => only === undefined || (only === "noop" ? s.url === noop.url : s.audited))
+
+  /** One run; for the audited gateway also the storage process's CPU per call (its share of the batches). */
+  const run = (s: (typeof servers)[number], c: (typeof cases)[number], duration: number, n: number) =>
+    Effect.promise(async () => {
+      const before = processCpuMs(storage.child.pid)
+      const r = await load(s.url, s.token, c.tool, c.args, duration, n)
+      const storageMs = s.audited ? (processCpuMs(storage.child.pid) - before) / Math.max(1, r.calls) : undefined
+      return { ...r, storageMs }
+    })
 
   console.log(
     `gateway MCP bridge: ${clients} SDK clients over SSE, ${seconds}s per run, rate limits from env ` +
       `(ip ${settings.rateLimit.ipRequestsPerSec}/s, user ${settings.rateLimit.userRequestsPerSec}/s, tools ${settings.rateLimit.toolCallsPerMinute}/min)`
   )
-  console.log("| tool | server | calls/s | p50 ms | p99 ms | CPU ms/call | errors |")
+  console.log("| tool | server | calls/s | p50 ms | p99 ms | CPU ms/call (+ storage process) | errors |")
   console.log("|---|---|---:|---:|---:|---:|---:|")
-  // JIT warm-up of both servers on every tool before anything is measured.
-  for (const c of cases) {
-    yield* Effect.promise(() => load(bare.url, undefined, c.tool, c.args, warmupSeconds / 2))
-    yield* Effect.promise(() => load(gatewayUrl, token, c.tool, c.args, warmupSeconds / 2))
-  }
+  // JIT warm-up of every server on every tool before anything is measured.
+  for (const c of cases) for (const s of servers) yield* run(s, c, warmupSeconds / 2, clients)
+  const row = (tool: string, name: string, r: LoadResult & { storageMs: number | undefined }) =>
+    console.log(
+      `| ${tool} | ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.cpuMsPerCall.toFixed(2)}${
+        r.storageMs === undefined ? "" : ` (+ ${r.storageMs.toFixed(2)})`
+      } | ${r.errors} |`
+    )
   // Throughput under `clients` concurrent clients, then latency with one client (no queueing behind others).
   for (const c of cases) {
-    const bareRun = yield* Effect.promise(() => load(bare.url, undefined, c.tool, c.args))
-    const full = yield* Effect.promise(() => load(gatewayUrl, token, c.tool, c.args))
-    const bareOne = yield* Effect.promise(() => load(bare.url, undefined, c.tool, c.args, seconds / 2, 1))
-    const fullOne = yield* Effect.promise(() => load(gatewayUrl, token, c.tool, c.args, seconds / 2, 1))
-    console.log(
-      `| ${c.tool} | 1 client: bare / gateway p50 | | ${bareOne.p50.toFixed(2)} / ${fullOne.p50.toFixed(2)} (+${(fullOne.p50 - bareOne.p50).toFixed(2)}) | ${
-        bareOne.p99.toFixed(2)
-      } / ${fullOne.p99.toFixed(2)} | | ${bareOne.errors + fullOne.errors} |`
-    )
-    for (const [name, r] of [["bare SDK server", bareRun], ["gateway (full chain)", full]] as const) {
-      console.log(
-        `| ${c.tool} (${c.label}) | ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.cpuMsPerCall.toFixed(2)} | ${r.errors} |`
-      )
+    const results: Array<LoadResult & { storageMs: number | undefined }> = []
+    for (const s of servers) {
+      results.push(yield* run(s, c, seconds, clients))
+      row(`${c.tool} (${c.label})`, s.name, results.at(-1)!)
     }
+    const ones: Array<LoadResult> = []
+    for (const s of servers) ones.push(yield* run(s, c, seconds / 2, 1))
     console.log(
-      `| ${c.tool} | ratio / added | ${(full.rps / bareRun.rps).toFixed(2)}x | ${(full.p50 - bareRun.p50).toFixed(2)} | ${
-        (full.p99 - bareRun.p99).toFixed(2)
-      } | ${(full.cpuMsPerCall - bareRun.cpuMsPerCall).toFixed(2)} | |`
+      `| ${c.tool} | 1 client p50 / p99 | | ${ones.map((r) => r.p50.toFixed(2)).join(" / ")} | ${ones.map((r) => r.p99.toFixed(2)).join(" / ")} | | |`
+    )
+    if (only !== undefined) continue
+    const [b, ...gws] = results
+    gws.forEach((g, i) =>
+      console.log(
+        `| ${c.tool} | ${servers[i + 1]!.name} vs bare: ratio / added | ${(g.rps / b!.rps).toFixed(2)}x | +${(g.p50 - b!.p50).toFixed(2)} | +${
+          (g.p99 - b!.p99).toFixed(2)
+        } | +${(g.cpuMsPerCall - b!.cpuMsPerCall).toFixed(2)} | |`
+      )
     )
   }
+  // The last batches go out within the flush interval (1 s).
+  yield* Effect.sleep("2 seconds")
+  const metrics = yield* Context.get(audited.ctx, Metrics).render(undefined)
+  const dropped = /^audit_events_dropped_total\{service="gateway"\} (\d+)/m.exec(metrics.body)?.[1] ?? "0"
+  console.log(`audit events dropped by the audited gateway (buffer full or refused): ${dropped}`)
 })
 
 Effect.runPromise(program.pipe(

@@ -1,0 +1,114 @@
+/**
+ * What `bench/gateway-mcp.ts` drives and compares against: official MCP SDK clients calling one tool back to back,
+ * and the same tool handlers behind the SDK's plain server (low-level `Server` + its Node transport, no auth).
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import { renderResult } from "../../packages/gateway/src/Mcp/Output.ts"
+import type { ToolRegistry } from "../../packages/gateway/src/Mcp/Registry.ts"
+import type { ToolContext } from "../../packages/gateway/src/Mcp/Tool.ts"
+
+/** The same handlers behind the SDK's plain server: a session per client, no authentication or limits. */
+export const bareServer = (registry: ToolRegistry, ctx: ToolContext, run: <A, E>(e: Effect.Effect<A, E>) => Promise<A>) =>
+  new Promise<{ url: string; close: () => void }>((resolve) => {
+    const transports = new Map<string, StreamableHTTPServerTransport>()
+    const http = Http.createServer(async (req, res) => {
+      const id = req.headers["mcp-session-id"]
+      let transport = typeof id === "string" ? transports.get(id) : undefined
+      if (transport === undefined) {
+        const t = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void transports.set(sid, t) })
+        const server = new Server({ name: "bare", version: "1" }, { capabilities: { tools: {}, logging: {} } })
+        server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...registry.listed] }))
+        server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+          const def = registry.lookup(request.params.name)!
+          // Notifications go out as on the gateway, so both servers send the same messages.
+          const notify = (data: unknown) =>
+            Effect.promise(() =>
+              extra.sendNotification({ method: "notifications/message", params: { level: "info", logger: "kubemend", data } }).catch(() => undefined)
+            )
+          const value = await run(def.run(request.params.arguments as never, { ...ctx, tool: request.params.name, notify }))
+          return { content: [{ type: "text", text: renderResult(value, 16_384, def.listField) }] }
+        })
+        await server.connect(t)
+        transport = t
+      }
+      await transport.handleRequest(req, res)
+    })
+    http.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, close: () => void http.close() }))
+  })
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
+
+export interface LoadResult {
+  readonly rps: number
+  readonly p50: number
+  readonly p99: number
+  readonly errors: number
+  readonly calls: number
+  /** CPU of this process (clients and in-process servers) per completed call. */
+  readonly cpuMsPerCall: number
+}
+
+/** `n` SDK clients calling `tool` back to back for `duration` seconds, after 20 calls each to warm up. */
+export const load = async (
+  url: string,
+  token: string | undefined,
+  tool: string,
+  args: Record<string, unknown>,
+  duration: number,
+  n: number
+): Promise<LoadResult> => {
+  const connected = await Promise.all(Array.from({ length: n }, async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: token === undefined ? {} : { headers: { Authorization: `Bearer ${token}` } }
+    })
+    const client = new Client({ name: "bench", version: "1" })
+    await client.connect(transport)
+    return { client, transport }
+  }))
+  const once = async (c: Client) => {
+    const r = await c.callTool({ name: tool, arguments: args })
+    if (r.isError === true) throw new Error(JSON.stringify(r.content))
+  }
+  for (const { client } of connected) for (let i = 0; i < 20; i++) await once(client)
+  const latencies: Array<number> = []
+  let errors = 0
+  const end = performance.now() + duration * 1000
+  const started = performance.now()
+  const cpu = process.cpuUsage()
+  await Promise.all(connected.map(async ({ client }) => {
+    while (performance.now() < end) {
+      const t = performance.now()
+      try {
+        await once(client)
+        latencies.push(performance.now() - t)
+      } catch {
+        errors++
+      }
+    }
+  }))
+  const elapsed = (performance.now() - started) / 1000
+  const used = process.cpuUsage(cpu)
+  await Promise.all(connected.map(async ({ client, transport }) => {
+    await transport.terminateSession().catch(() => undefined)
+    await client.close()
+  }))
+  latencies.sort((a, b) => a - b)
+  return {
+    rps: latencies.length / elapsed,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    errors,
+    calls: latencies.length,
+    // Client and server share this process; the clients' share is the same for every server, so the difference
+    // is the server-side cost, which holds up better than wall time on a busy machine.
+    cpuMsPerCall: (used.user + used.system) / 1000 / Math.max(1, latencies.length)
+  }
+}
