@@ -23,4 +23,11 @@ describe("FreePort", () => {
       yield* listen(port)
       expect(yield* isFree(port)).toBe(false)
     }))
+
+  it.effect("never hands out one port twice while it is reserved, though it is still free", () =>
+    Effect.gen(function* () {
+      // Three hundred random picks without the reservation would repeat a port most of the time (birthday bound).
+      const ports = yield* Effect.all(Array.from({ length: 300 }, () => freePort))
+      expect(new Set(ports).size).toBe(ports.length)
+    }))
 })
