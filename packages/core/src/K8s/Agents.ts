@@ -4,9 +4,11 @@
  * new TCP (and TLS) connection: under load the service spent its time connecting. `pooled` keeps one keep-alive agent
  * per distinct TLS identity (CA, client certificate, server name, verification) and hands it out instead; a rotated
  * client certificate (exec plugin) gets a new agent. Proxy agents are left as client-node makes them.
+ *
+ * This runs on every call, so it neither builds client-node's throw-away agent nor hashes the certificates: the agent
+ * kind follows client-node's own rule, and identities are compared field by field (Buffer.equals on the PEMs).
  */
 import type { KubeConfig } from "@kubernetes/client-node"
-import { createHash } from "node:crypto"
 import * as http from "node:http"
 import * as https from "node:https"
 
@@ -17,35 +19,46 @@ import * as https from "node:https"
  */
 const idleTimeoutMs = 2_000
 
-type AgentFactory = (cluster: unknown, options: https.AgentOptions) => http.Agent
+interface Cluster {
+  readonly server?: string
+  readonly skipTLSVerify?: boolean
+  readonly proxyUrl?: string
+}
+type AgentFactory = (cluster: Cluster | null, options: https.AgentOptions) => http.Agent
 
 /** The TLS fields client-node copies into an agent's options; equal fields, same connections. */
-const identity = (o: https.AgentOptions) => {
-  const hash = createHash("sha256")
-  for (const v of [o.ca, o.cert, o.key, o.pfx, o.passphrase, o.rejectUnauthorized, o.servername]) {
-    const parts = Array.isArray(v) ? v : [v]
-    hash.update(parts.map((p) => (p === undefined ? "-" : Buffer.isBuffer(p) ? p.toString("base64") : String(p))).join(",")).update("|")
-  }
-  return hash.digest("base64")
+const identityFields = ["ca", "cert", "key", "pfx", "passphrase", "rejectUnauthorized", "servername"] as const
+
+const sameValue = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b)
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => sameValue(v, b[i]))
+  return false
+}
+
+const sameIdentity = (a: https.AgentOptions, b: https.AgentOptions) => identityFields.every((f) => sameValue(a[f], b[f]))
+
+/** client-node's `createAgent` rule, without building the agent: undefined where it would do something else. */
+const plainKind = (cluster: Cluster | null): "http" | "https" | undefined => {
+  if (cluster === null || cluster.proxyUrl) return undefined
+  if (cluster.server?.startsWith("http:")) return cluster.skipTLSVerify ? "http" : undefined
+  return "https"
 }
 
 /** Makes `kc` hand out pooled keep-alive agents; returns `kc`. */
 export const pooled = (kc: KubeConfig): KubeConfig => {
   const target = kc as unknown as { createAgent: AgentFactory }
   const original = target.createAgent.bind(kc)
-  const agents = new Map<string, http.Agent>()
+  const agents: Array<{ readonly kind: "http" | "https"; readonly options: https.AgentOptions; readonly agent: http.Agent }> = []
   target.createAgent = (cluster, options) => {
-    const fresh = original(cluster, options)
-    // Exactly node's agents: proxy agents (some subclass https.Agent) keep client-node's behaviour.
-    if (fresh.constructor !== https.Agent && fresh.constructor !== http.Agent) return fresh
-    const key = `${fresh instanceof https.Agent ? "https" : "http"}:${identity(options)}`
-    let agent = agents.get(key)
-    if (agent === undefined) {
-      const pool = { ...options, keepAlive: true, timeout: idleTimeoutMs }
-      agent = fresh instanceof https.Agent ? new https.Agent(pool) : new http.Agent(pool)
-      agents.set(key, agent)
-    }
-    fresh.destroy()
+    // Proxies, and the plain-HTTP-without-skipTLSVerify refusal, stay client-node's.
+    const kind = plainKind(cluster)
+    if (kind === undefined) return original(cluster, options)
+    const known = agents.find((a) => a.kind === kind && sameIdentity(a.options, options))
+    if (known !== undefined) return known.agent
+    const pool = { ...options, keepAlive: true, timeout: idleTimeoutMs }
+    const agent = kind === "https" ? new https.Agent(pool) : new http.Agent(pool)
+    agents.push({ kind, options: pool, agent })
     return agent
   }
   return kc

@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { K8sUnavailable } from "../K8s.ts"
 import { pooled } from "./Agents.ts"
 import type { K8sSettings } from "./Config.ts"
-import { type HttpFailure, request, withPolicy } from "./Retry.ts"
+import { type HttpFailure, requestWithin, withRetries } from "./Retry.ts"
 
 /** Kubeconfig YAML text, `"in-cluster"` (the pod's service account), or absent: `KUBECONFIG` / `~/.kube/config`. */
 export type KubeconfigSource = string | "in-cluster" | undefined
@@ -48,6 +48,6 @@ export type Call = <A>(
   options?: { readonly retryConflicts?: boolean }
 ) => Effect.Effect<A, HttpFailure>
 
-/** One API request under the shared deadline + retry policy. */
+/** One API request under the shared deadline + retry policy (the deadline on a timer: `requestWithin`). */
 export const makeCall = (settings: K8sSettings): Call => (attempt, options) =>
-  withPolicy(settings, { retryConflicts: options?.retryConflicts ?? false })(request(attempt))
+  withRetries(settings, { retryConflicts: options?.retryConflicts ?? false })(requestWithin(settings.requestTimeout, attempt))

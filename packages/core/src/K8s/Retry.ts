@@ -64,14 +64,46 @@ export const fromUnknown = (error: unknown): HttpFailure => {
   return new HttpFailure({ status: typeof status === "number" ? status : undefined, message, cause: error })
 }
 
-/** Wraps one request: `attempt` receives an AbortSignal that fires when the deadline passes or the caller gives up. */
-export const request = <A>(attempt: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, HttpFailure> =>
-  Effect.tryPromise({ try: attempt, catch: fromUnknown })
+const noAnswer = (timeout: Duration.Duration) => new HttpFailure({ status: undefined, message: `no answer within ${Duration.format(timeout)}` })
 
 const deadline = (settings: K8sSettings) => <A>(self: Effect.Effect<A, HttpFailure>) =>
-  Effect.timeoutFail(self, {
-    duration: settings.requestTimeout,
-    onTimeout: () => new HttpFailure({ status: undefined, message: `no answer within ${Duration.format(settings.requestTimeout)}` })
+  Effect.timeoutFail(self, { duration: settings.requestTimeout, onTimeout: () => noAnswer(settings.requestTimeout) })
+
+/** Longest delay `setTimeout` takes; a longer one would fire at once. */
+const maxTimerMs = 2 ** 31 - 1
+
+/**
+ * Wraps one request that really goes out (the live layer): `attempt` receives an AbortSignal that fires when the
+ * deadline passes or the caller gives up. The deadline is a plain timer, not Effect.timeoutFail: that forks a fiber
+ * racing a sleep, which cost more CPU than the rest of the call's bookkeeping. So it runs on the wall clock, not the
+ * Effect Clock (a TestClock does not move it); the in-memory layer keeps `withPolicy`'s deadline.
+ */
+export const requestWithin = <A>(timeout: Duration.Duration, attempt: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, HttpFailure> =>
+  Effect.async<A, HttpFailure>((resume) => {
+    const controller = new AbortController()
+    const ms = Duration.toMillis(timeout)
+    let done = false
+    const settle = (result: Effect.Effect<A, HttpFailure>) => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      resume(result)
+    }
+    const timer = ms <= maxTimerMs
+      ? setTimeout(() => {
+        controller.abort()
+        settle(Effect.fail(noAnswer(timeout)))
+      }, ms)
+      : undefined
+    Promise.resolve().then(() => attempt(controller.signal)).then(
+      (a) => settle(Effect.succeed(a)),
+      (e: unknown) => settle(Effect.fail(fromUnknown(e)))
+    )
+    return Effect.sync(() => {
+      done = true
+      clearTimeout(timer)
+      controller.abort()
+    })
   })
 
 /** client-go's conflict backoff: exponential from the base, jittered, `conflictTries` tries in all. */
@@ -91,14 +123,39 @@ const throttleSchedule = (settings: K8sSettings) =>
   )
 
 /**
+ * `Effect.retry(self, schedule())`, with the schedule and its driver built only after a first failure (replayed into it, not
+ * sent again): the success path of every API call then skips two
+ * schedules and drivers, which cost more than the rest of the policy.
+ */
+const retryAfterFailure = <A>(
+  self: Effect.Effect<A, HttpFailure>,
+  schedule: () => Schedule.Schedule<unknown, HttpFailure>
+): Effect.Effect<A, HttpFailure> =>
+  Effect.catchAll(self, (first) => {
+    let replay = true
+    return Effect.retry(
+      Effect.suspend(() => {
+        if (!replay) return self
+        replay = false
+        return Effect.fail(first)
+      }),
+      schedule()
+    )
+  })
+
+/**
  * Runs one API request under the policy. `retryConflicts` is for updates only: a create answered 409 means "already
  * exists" and must not be retried.
  */
 export const withPolicy =
-  (settings: K8sSettings, options: { readonly retryConflicts: boolean }) => <A>(attempt: Effect.Effect<A, HttpFailure>): Effect.Effect<A, HttpFailure> => {
-    const once = deadline(settings)(attempt)
-    const conflicts = options.retryConflicts ? Effect.retry(once, conflictSchedule(settings)) : once
-    return Effect.retry(conflicts, throttleSchedule(settings))
+  (settings: K8sSettings, options: { readonly retryConflicts: boolean }) => <A>(attempt: Effect.Effect<A, HttpFailure>): Effect.Effect<A, HttpFailure> =>
+    withRetries(settings, options)(deadline(settings)(attempt))
+
+/** The policy's retries only, for an attempt that already has its deadline (`requestWithin`). */
+export const withRetries =
+  (settings: K8sSettings, options: { readonly retryConflicts: boolean }) => <A>(once: Effect.Effect<A, HttpFailure>): Effect.Effect<A, HttpFailure> => {
+    const conflicts = options.retryConflicts ? retryAfterFailure(once, () => conflictSchedule(settings)) : once
+    return retryAfterFailure(conflicts, () => throttleSchedule(settings))
   }
 
 export const unavailable = (e: HttpFailure): K8sUnavailable =>
