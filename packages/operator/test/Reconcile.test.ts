@@ -85,6 +85,10 @@ describe("platform reconcile", () => {
       expect(storage.env).toContainEqual({ name: "STORAGE_VALKEY_PASSWORD", valueFrom: { secretKeyRef: { name: "valkey", key: "password" } } })
       const storageConfig = YAML.parse((w.kube.get("v1", "ConfigMap", "kubemend-storage", namespace) as any).data["config.yaml"])
       expect(storageConfig.valkey.host).toBeDefined()
+      // Gateway replicas share their state through the same Valkey, under this platform's prefix.
+      expect(config.valkey).toMatchObject({ host: storageConfig.valkey.host, keyPrefix: `kubemend:${namespace}:gateway` })
+      const gatewayEnv = (gateway as any).spec.template.spec.containers[0].env
+      expect(gatewayEnv).toContainEqual({ name: "GATEWAY_VALKEY_PASSWORD", valueFrom: { secretKeyRef: { name: "valkey", key: "password" } } })
       expect(YAML.parse((w.kube.get("v1", "ConfigMap", "kubemend-agent", namespace) as any).data["config.yaml"]).summarizer)
         .toEqual({ threshold: 8000, maxToolOutputSize: 100000 })
       expect(w.kube.get("v1", "ServiceAccount", "kubemend-agent", namespace)).toBeDefined()

@@ -115,6 +115,8 @@ describe("renderServiceConfigs: the gateway's file", () => {
         maxSessionsPerUser: 10
       })
       expect(value.gateway.mcpEnabled).toBe(true)
+      // Replicas share state through the CR's Valkey, under this platform's own prefix.
+      expect(Option.getOrThrow(value.gateway.valkey)).toMatchObject({ host: "valkey.db.svc", port: 6379, keyPrefix: "kubemend:kubemend-system:gateway" })
       expect(value.gateway.agentUrl).toEqual(Option.some("https://kubemend-agent.kubemend-system.svc:8443"))
       expect(value.gateway.agentToken).toEqual({ tokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token" })
       expect(value.storage.url).toBe("https://kubemend-storage.kubemend-system.svc:8080")

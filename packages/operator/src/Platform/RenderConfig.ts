@@ -161,7 +161,10 @@ const renderGateway = (spec: PlatformSpec, ctx: RenderContext): Record<string, u
     storage: storageClient(ctx),
     ...(af.externalURL === undefined ? {} : { a2a: { publicUrl: af.externalURL } }),
     // The A2A loop's model: the agent's main LLM, without the per-phase overrides of investigations.
-    llm: renderLlm(spec, ctx, false)
+    llm: renderLlm(spec, ctx, false),
+    // Replicas share MCP sessions, A2A tasks, caps and rate limits through the CR's Valkey, under a prefix per
+    // platform so two platforms on one Valkey stay apart. Locally (embedded database) the local platform decides.
+    ...(ctx.embeddedDatabase === undefined ? { valkey: { ...renderValkey(spec.valkey), keyPrefix: `kubemend:${ctx.namespace}:gateway` } } : {})
   }
 }
 
@@ -260,7 +263,12 @@ export const valkeyPasswordEnv = "STORAGE_VALKEY_PASSWORD"
  * password as an environment variable referencing `spec.valkey.secretName` key `password`, and the TLS Secrets as
  * read-only mounts at the paths the rendered file names.
  */
-export const storageValkeySecrets = (spec: PlatformSpec) => {
+export const storageValkeySecrets = (spec: PlatformSpec) => valkeySecrets(spec, valkeyPasswordEnv)
+
+/** The same Secrets for the gateway's shared state (sessions, tasks, caps and rate limits across replicas). */
+export const gatewayValkeySecrets = (spec: PlatformSpec) => valkeySecrets(spec, "GATEWAY_VALKEY_PASSWORD")
+
+const valkeySecrets = (spec: PlatformSpec, passwordEnv: string) => {
   const tls = spec.valkey.tls
   const mounts: Array<{ readonly name: string; readonly secretName: string; readonly mountPath: string; readonly keys: ReadonlyArray<string> }> = []
   if (tls?.enabled === true && tls.caSecretName !== undefined) {
@@ -270,7 +278,7 @@ export const storageValkeySecrets = (spec: PlatformSpec) => {
     mounts.push({ name: "valkey-client", secretName: tls.clientCertSecretName, mountPath: valkeyPaths.clientCertDir, keys: ["tls.crt", "tls.key"] })
   }
   return {
-    env: [{ name: valkeyPasswordEnv, valueFrom: { secretKeyRef: { name: spec.valkey.secretName, key: "password" } } }],
+    env: [{ name: passwordEnv, valueFrom: { secretKeyRef: { name: spec.valkey.secretName, key: "password" } } }],
     mounts
   }
 }

@@ -25,7 +25,7 @@ import {
   workloadName
 } from "./Names.ts"
 import { exportKeyDir, exportKeyFileName, exportKeySecretName } from "./ExportKey.ts"
-import { type ServiceConfigs, storageValkeySecrets } from "./RenderConfig.ts"
+import { gatewayValkeySecrets, type ServiceConfigs, storageValkeySecrets } from "./RenderConfig.ts"
 import { serviceCommand } from "./ServiceCommand.ts"
 import { caVolume, type CertificateIssuer, serviceAnnotations, tlsVolume } from "./ServingCerts.ts"
 import { availabilityObjects, deploymentAvailability } from "./Availability.ts"
@@ -66,7 +66,7 @@ const serviceMounts = (svc: ServiceName, spec: PlatformSpec): ReadonlyArray<Moun
   const llm = spec.agent.llm
   // The gateway's A2A loop talks to the same model as the agent: both mount its key.
   const credentials = secretMount("llm-credentials", llm.credentialsSecretName, `${paths.secretsDir}/llm`, [["api-key", "api-key"]])
-  if (svc === "gateway") return [credentials]
+  if (svc === "gateway") return [credentials, ...valkeyMounts(gatewayValkeySecrets(spec))]
   if (svc === "signals") return []
   if (svc === "agent") {
     return [
@@ -81,9 +81,12 @@ const serviceMounts = (svc: ServiceName, spec: PlatformSpec): ReadonlyArray<Moun
     secretMount("postgresql", spec.postgresql.secretName, paths.postgresDir, [["username", "username"], ["password", "password"], ["database", "database"]]),
     { volume: { name: "data", emptyDir: {} }, mount: { name: "data", mountPath: paths.dataDir } },
     secretMount("export-signing-key", exportKeySecretName, exportKeyDir, [[exportKeyFileName, exportKeyFileName]]),
-    ...storageValkeySecrets(spec).mounts.map((m) => secretMount(m.name, m.secretName, m.mountPath, m.keys.map((k) => [k, k])))
+    ...valkeyMounts(storageValkeySecrets(spec))
   ]
 }
+
+const valkeyMounts = (secrets: ReturnType<typeof storageValkeySecrets>) =>
+  secrets.mounts.map((m) => secretMount(m.name, m.secretName, m.mountPath, m.keys.map((k) => [k, k])))
 
 const fromSecret = (env: string, secret: string, key: string) => ({ name: env, valueFrom: { secretKeyRef: { name: secret, key } } })
 
@@ -104,7 +107,9 @@ const serviceEnv = (svc: ServiceName, spec: PlatformSpec): ReadonlyArray<Record<
   const alignmentEnv = svc === "agent" && alignment !== undefined
     ? [fromSecret("AGENT_ALIGNMENT_CHECK_LLM_API_KEY", alignment, "api-key")]
     : []
-  return [...oauthEnv, ...alignmentEnv]
+  // The gateway's shared state: the Valkey password from the CR's Secret.
+  const valkeyEnv = svc === "gateway" ? gatewayValkeySecrets(spec).env : []
+  return [...oauthEnv, ...alignmentEnv, ...valkeyEnv]
 }
 
 const drainSeconds = (svc: ServiceName, spec: PlatformSpec): number =>
