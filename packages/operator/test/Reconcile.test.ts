@@ -177,6 +177,10 @@ describe("platform reconcile", () => {
       const policies = w.kube.list("networking.k8s.io/v1", "NetworkPolicy", namespace).map((p) => p.metadata.name).sort()
       expect(policies).toContain("kubemend-default-deny-ingress")
       expect(policies).toContain("kubemend-metrics-ingress")
+      // Pods may reach PostgreSQL and Valkey (storage's dead-letter queue, the gateway's shared state) on the CR's ports.
+      const egress = w.kube.get("networking.k8s.io/v1", "NetworkPolicy", "kubemend-egress", namespace) as any
+      const egressPorts = egress.spec.egress.flatMap((rule: any) => (rule.ports ?? []).map((p: any) => p.port))
+      expect(egressPorts).toEqual(expect.arrayContaining([5432, 6379]))
       const deny = w.kube.get("networking.k8s.io/v1", "NetworkPolicy", "kubemend-default-deny-ingress", namespace) as any
       expect(deny.spec).toEqual({ podSelector: {}, policyTypes: ["Ingress"] })
       // The operator's lifecycle controllers (in their own namespace) still reach the agent and storage.

@@ -4,7 +4,7 @@
  * lifecycle controllers -> agent, storage and the policy engine, from whichever namespace the operator runs in), scraping from the
  * monitoring namespace, outside traffic to the gateway from `gatewayIngressNamespaces` (any namespace when unset),
  * and the pods' egress: DNS, the API server (`apiServerCIDR`, else the discovered endpoint addresses), PostgreSQL,
- * monitoring and HTTPS.
+ * Valkey (storage's dead-letter queue, the gateway's shared state), monitoring and HTTPS.
  */
 import type { KubeObject } from "@kubemend/core/K8s"
 import type { PlatformSpec } from "@kubemend/core/domain/Platform/index"
@@ -89,7 +89,7 @@ export const renderNetworkPolicies = (spec: PlatformSpec, ctx: NetworkPolicyCont
       policyTypes: ["Ingress"],
       ingress: [{ from: [nsSelector([np.monitoringNamespace])], ports: [tcp(metricsPort)] }]
     })]),
-    // Egress: DNS, the API server, the other platform pods, PostgreSQL, the monitoring backends and HTTPS
+    // Egress: DNS, the API server, the other platform pods, PostgreSQL, Valkey, the monitoring backends and HTTPS
     // (LLM providers, token issuers). Nothing else leaves the platform's pods.
     policy("kubemend-egress", {
       ...platformPods,
@@ -98,7 +98,7 @@ export const renderNetworkPolicies = (spec: PlatformSpec, ctx: NetworkPolicyCont
         { ports: [{ protocol: "UDP", port: 53 }, tcp(53)] },
         ...apiServer,
         { to: [platformPods] },
-        { ports: [tcp(spec.postgresql.port), tcp(443), tcp(9091), tcp(9094)] }
+        { ports: [tcp(spec.postgresql.port), tcp(spec.valkey.port), tcp(443), tcp(9091), tcp(9094)] }
       ]
     })
   ]
