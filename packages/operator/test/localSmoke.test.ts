@@ -70,7 +70,13 @@ describe("local platform (npm start)", () => {
         for (const peer of apis) expect(config, `${svc} -> ${peer}`).not.toContain(stack[peer].url.replace("https:", "http:"))
         expect(config).toContain(`caFile: ${stack.tls.caFile}`)
       }
+      // The policy engine the controllers ask is HTTPS from the same CA.
+      expect(stack.policy.url).toMatch(/^https:\/\//)
+      const refusedPolicy = await fetch(`${stack.policy.url}/health`, { dispatcher: trustingDispatcher([stranger.certPem]) } as RequestInit)
+        .then(() => "", (e) => e.cause?.code)
+      expect(refusedPolicy).toBe("UNABLE_TO_VERIFY_LEAF_SIGNATURE")
       trustAuthority("local", Fs.readFileSync(stack.tls.caFile, "utf8"))
+      expect((await fetch(`${stack.policy.url}/health`)).status).toBe(200)
       if (built) {
         const commands = processesOf(state)
         expect(commands.filter((c) => c.includes("/dist/main.js"))).toHaveLength(5)

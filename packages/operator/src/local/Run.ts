@@ -86,9 +86,6 @@ export const localPlatform = Effect.gen(function* () {
   const alerts = yield* makeAlerts({ port: ports.alerts })
   // Demo notifications (approvals waiting, escalations, ineffective remediations) are delivered here.
   const inbox = yield* notificationInbox()
-  // The policy engine: OPA's REST API over the in-process Rego subset (no OPA binary here); the operator loads it
-  // with policy.rego and approval.rego from the CR's ConfigMaps, as it loads OPA in a cluster.
-  const opa = yield* makeOpa()
   const llm = llmFrom(process.env, llmServer.url)
 
   const cr = paced(platformCr(issuer.url, llm, alerts.url), pace.stabilization)
@@ -107,6 +104,11 @@ export const localPlatform = Effect.gen(function* () {
   // generator) trusts that CA, as each service does through `tls.caFile`; health and metrics stay plain HTTP.
   const tls = yield* localTls(dir)
   trustAuthority("local", tls.caPem)
+  // The policy engine: OPA's REST API over the in-process Rego subset (no OPA binary here), over HTTPS with a devkit
+  // certificate as the operator-deployed OPA; the operator loads it with policy.rego and approval.rego from the CR's
+  // ConfigMaps, as it loads OPA in a cluster.
+  const opaServing = yield* tls.serving("opa")
+  const opa = yield* makeOpa({ tls: { certPem: Fs.readFileSync(opaServing.certFile, "utf8"), keyPem: Fs.readFileSync(opaServing.keyFile, "utf8") } })
   // Each replica has a certificate of its own (CN kubemend-<svc>-<i>), so a client can tell which one it reached.
   const servingOf = (name: string, index: number) => tls.serving(replicas === 1 ? name : `${name}-${index}`)
   const valkey = yield* localValkey(replicas)
@@ -280,6 +282,7 @@ export const localPlatform = Effect.gen(function* () {
     issuer: { url: issuer.url },
     llm: { url: llmServer.url, provider: llm.provider, model: llm.model },
     alerts: { url: alerts.url },
+    policy: { url: opa.url },
     notifications: { url: inbox.url, deliveriesUrl: inbox.deliveriesUrl },
     namespace,
     apiGroup,

@@ -24,6 +24,8 @@ export interface StackJson {
   readonly issuer: { readonly url: string }
   readonly llm: { readonly url: string; readonly provider: string; readonly model: string }
   readonly alerts: { readonly url: string }
+  /** The policy engine (OPA's REST API, https) the controllers evaluate policy.rego and approval.rego with. */
+  readonly policy: { readonly url: string }
   /** The local webhook receiver the notification controller delivers to; `deliveriesUrl` lists what arrived. */
   readonly notifications: { readonly url: string; readonly deliveriesUrl: string }
   readonly namespace: string
