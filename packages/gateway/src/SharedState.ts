@@ -24,6 +24,9 @@ import type { ValkeySettings } from "./Shared/ValkeySettings.ts"
 /** What taking a session slot answered: taken (or already held), or which cap refused it. */
 export type Admission = "admitted" | "user-full" | "total-full"
 
+/** What `takeAll` answered: every token taken, or which bucket (index into the takes) refused and the wait. */
+export type Takes = { readonly ok: true } | { readonly ok: false; readonly refused: number; readonly retryAfterSeconds: number }
+
 export interface SlotLimits {
   /** Slots held at once across all users. */
   readonly total: number
@@ -50,6 +53,11 @@ export interface Store<E> {
   readonly slotsInUse: Effect.Effect<number, E>
   /** One token from the bucket `key` (created full); atomic across replicas. */
   readonly take: (key: string, spec: BucketSpec) => Effect.Effect<Take, E>
+  /**
+   * One token from each bucket in turn, atomically, stopping at the first that refuses (the later ones are left
+   * untouched): several limits of one request in one round trip, counted as lone `take`s in that order would be.
+   */
+  readonly takeAll: (takes: ReadonlyArray<readonly [key: string, spec: BucketSpec]>) => Effect.Effect<Takes, E>
   /** Succeeds when the store answers. */
   readonly ping: Effect.Effect<void, E>
 }

@@ -146,6 +146,29 @@ layer(InfraLive, { excludeTestServices: true })("edge", (it) => {
       assert.match(outcomes[2]!.text, /rate limit exceeded — too many tool calls per minute/)
     }))
 
+  it.scoped("a token verified a moment ago still pays the per-IP limit first, then the per-user one", () =>
+    Effect.gen(function* () {
+      // Sequential requests with one token: from the second on it is remembered, and both limits go to the shared
+      // state together; each refusal must still be the right one, audited as before.
+      const sends = (url: string, sre: string) =>
+        Effect.forEach(Array.from({ length: 6 }), () => raw(`${url}/mcp`, { method: "POST", headers: mcpHeaders, body: listToolsBody, token: sre }))
+      const sre = yield* token("sre")
+      const byIp = yield* startGateway({ rateLimit: { ipRequestsPerSec: 2 } })
+      const ipAnswers = yield* sends(byIp.url, sre)
+      assert.notStrictEqual(ipAnswers[0]!.status, 429)
+      assert.isAtLeast(ipAnswers.filter((r) => r.status === 429).length, 2)
+      const ipDenials = (yield* byIp.audit.entries).filter((e) => e.type === "ratelimit.denied")
+      assert.isAtLeast(ipDenials.length, 2)
+      assert.isTrue(ipDenials.every((e) => e.data["scope"] === "ip" && e.userId === undefined))
+
+      const byUser = yield* startGateway({ rateLimit: { userRequestsPerSec: 2 } })
+      const userAnswers = yield* sends(byUser.url, sre)
+      assert.isAtLeast(userAnswers.filter((r) => r.status === 429).length, 2)
+      const userDenials = (yield* byUser.audit.entries).filter((e) => e.type === "ratelimit.denied")
+      assert.isAtLeast(userDenials.length, 2)
+      assert.isTrue(userDenials.every((e) => e.data["scope"] === "user" && e.userId === "sre-user"))
+    }))
+
   it.layer(gatewayLayer({ rateLimit: { maxConcurrentSessions: 2 } }))("MCP transport", (it) => {
     it.scoped("JSON and SSE answers to the same calls", () =>
       Effect.gen(function* () {

@@ -94,6 +94,27 @@ for (const [name, layer] of Object.entries(layers)) {
         assert.isFalse((yield* s.take("rl:tool:u", spec)).ok)
       })))
 
+    it.effect("several buckets in one take: in order, stopping at the first refusal, counted as lone takes", () =>
+      run(Effect.gen(function* () {
+        const s = yield* SharedState
+        const ip = perMinute(3)
+        const user = perMinute(2)
+        const both = [["rl:ip:a", ip], ["rl:user:u", user]] as const
+        assert.deepStrictEqual(yield* s.takeAll(both), { ok: true })
+        assert.deepStrictEqual(yield* s.takeAll(both), { ok: true })
+        // The user bucket is empty: the ip token is still taken, as `take` ip then `take` user would.
+        assert.deepStrictEqual(yield* s.takeAll(both), { ok: false, refused: 1, retryAfterSeconds: 30 })
+        assert.isTrue((yield* s.take("rl:user:other", user)).ok)
+        // The ip bucket is empty now: it refuses first, and the user bucket is not touched.
+        assert.deepStrictEqual(yield* s.takeAll([["rl:ip:a", ip], ["rl:user:v", user]]), { ok: false, refused: 0, retryAfterSeconds: 20 })
+        assert.isTrue((yield* s.take("rl:user:v", user)).ok)
+        assert.isTrue((yield* s.take("rl:user:v", user)).ok)
+        assert.isFalse((yield* s.take("rl:user:v", user)).ok)
+        yield* TestClock.adjust(Duration.seconds(30))
+        assert.deepStrictEqual(yield* s.takeAll(both), { ok: true })
+        assert.deepStrictEqual(yield* s.takeAll([]), { ok: true })
+      })))
+
     it.effect("answers pings and is not degraded while its store answers", () =>
       run(Effect.gen(function* () {
         const s = yield* SharedState

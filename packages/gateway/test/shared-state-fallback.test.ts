@@ -40,6 +40,7 @@ const flaky = Effect.gen(function* () {
       releaseSlot: (...a: Parameters<typeof inner.releaseSlot>) => gate(inner.releaseSlot(...a)),
       slotsInUse: gate(inner.slotsInUse),
       take: (...a: Parameters<typeof inner.take>) => gate(inner.take(...a)),
+      takeAll: (...a: Parameters<typeof inner.takeAll>) => gate(inner.takeAll(...a)),
       ping: gate(inner.ping)
     }
   }

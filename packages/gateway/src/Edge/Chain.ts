@@ -4,7 +4,9 @@
  * `/a2a/invoke` and `/` run all of it (`guard`); the status stream and the access pre-flight stop before the console
  * gate (`identify`); the agent card admits anonymous callers (`identifyOptional`). Failures become RFC 7807
  * problems with the right status (401, 403, 429 + Retry-After, 503) and are audited with the endpoint they hit;
- * nothing past the chain sees an unauthenticated request.
+ * nothing past the chain sees an unauthenticated request. A token verified a moment ago costs nothing to check
+ * again, so for it the per-IP and per-user limits are taken together, in that order, in one round trip of the shared
+ * state.
  */
 import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
@@ -97,20 +99,35 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
     // client sends the same token on every request. Entries live at most `verifiedTokenTTL` and never past the
     // token's expiry; failures are never kept, so a bad token is checked every time.
     const verified = new Map<string, { readonly principal: Principal; readonly until: number }>()
+    const keyOf = (header: string | undefined) => createHash("sha256").update(header ?? "").digest("base64")
+    /** The principal of `header` when it was verified a moment ago. */
+    const remembered = (header: string | undefined) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const hit = verified.get(keyOf(header))
+        return hit !== undefined && hit.until > now ? Option.some(hit.principal) : Option.none<Principal>()
+      })
     const authenticate = (header: string | undefined) =>
       Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const key = createHash("sha256").update(header ?? "").digest("base64")
-        const hit = verified.get(key)
-        if (hit !== undefined && hit.until > now) return hit.principal
+        const hit = yield* remembered(header)
+        if (Option.isSome(hit)) return hit.value
         const principal = yield* verify(header)
+        const now = yield* Clock.currentTimeMillis
         if (verified.size >= verifiedTokenCacheSize) verified.delete(verified.keys().next().value!)
-        verified.set(key, { principal, until: Math.min(now + verifiedTokenTTL, principal.expiresAt.getTime()) })
+        verified.set(keyOf(header), { principal, until: Math.min(now + verifiedTokenTTL, principal.expiresAt.getTime()) })
         return principal
       })
 
-    /** Origin and per-IP limit: what every request pays before its token is looked at. */
-    const admit = Effect.fn("Edge.admit")(function* (request: HttpServerRequest.HttpServerRequest, endpoint: string) {
+    const limitDenied = (scope: "ip" | "user", clientIp: string, endpoint: string, userId?: string) =>
+      audit.emit({
+        type: "ratelimit.denied",
+        outcome: "failure",
+        ...(userId === undefined ? {} : { userId }),
+        clientIp,
+        data: { scope, endpoint }
+      })
+
+    /** Origin and, unless `known` (then `authenticated` limits it with the user), the per-IP limit. */
+    const admit = Effect.fn("Edge.admit")(function* (request: HttpServerRequest.HttpServerRequest, endpoint: string, known = false) {
       const clientIp = clientIpOf(request, proxies)
       yield* checkOrigin(request.headers["origin"], config.allowedOrigins).pipe(Effect.tapError(() =>
         audit.emit({
@@ -120,22 +137,18 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
           data: { resource: "origin", endpoint, origin: String(request.headers["origin"]).slice(0, 256) }
         })
       ))
-      yield* limits.ip(clientIp).pipe(Effect.tapError(() =>
-        audit.emit({
-          type: "ratelimit.denied",
-          outcome: "failure",
-          clientIp,
-          data: { scope: "ip", endpoint }
-        })
-      ))
+      if (!known) yield* limits.ip(clientIp).pipe(Effect.tapError(() => limitDenied("ip", clientIp, endpoint)))
       return clientIp
     })
 
-    /** Token and per-user limit of an admitted request. */
-    const authenticated = (request: HttpServerRequest.HttpServerRequest, endpoint: string, clientIp: string) =>
+    /**
+     * Token and per-user limit of an admitted request. With `known` (its token verified a moment ago, so checking it
+     * costs nothing) the per-IP limit is taken here too, first, in the same round trip of the shared state.
+     */
+    const authenticated = (request: HttpServerRequest.HttpServerRequest, endpoint: string, clientIp: string, known = Option.none<Principal>()) =>
       Effect.gen(function* () {
         const header = request.headers["authorization"]
-        const principal = yield* authenticate(header).pipe(Effect.tapError((e) =>
+        const principal = Option.isSome(known) ? known.value : yield* authenticate(header).pipe(Effect.tapError((e) =>
           e._tag === "Unauthenticated"
             ? audit.emit({
               type: "auth.failure",
@@ -145,6 +158,11 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
             })
             : Effect.void
         ))
+        const both = Option.isSome(known) ? yield* Effect.either(limits.ipAndUser(clientIp, principal.user)) : undefined
+        if (both?._tag === "Left" && both.left.scope === "ip") {
+          yield* limitDenied("ip", clientIp, endpoint)
+          return yield* both.left
+        }
         const claimed = identityHeaders.filter((h) => request.headers[h] !== undefined)
         if (claimed.length > 0) {
           yield* audit.emit({
@@ -155,21 +173,14 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
             data: { endpoint, headers: claimed.join(","), claimed: String(request.headers[claimed[0]!]).slice(0, 256) }
           })
         }
-        yield* limits.user(principal.user).pipe(Effect.tapError(() =>
-          audit.emit({
-            type: "ratelimit.denied",
-            outcome: "failure",
-            userId: principal.user,
-            clientIp,
-            data: { scope: "user", endpoint }
-          })
-        ))
+        yield* (both === undefined ? limits.user(principal.user) : both).pipe(Effect.tapError(() => limitDenied("user", clientIp, endpoint, principal.user)))
         return { principal, clientIp, endpoint, token: Redacted.make(bearer(header)) } satisfies Caller as Caller
       })
 
     /** The chain without the console gate: an authenticated caller or the error to answer (401, 403 origin, 429). */
     const identify = Effect.fn("Edge.identify")(function* (request: HttpServerRequest.HttpServerRequest, endpoint: string) {
-      return yield* authenticated(request, endpoint, yield* admit(request, endpoint))
+      const known = yield* remembered(request.headers["authorization"])
+      return yield* authenticated(request, endpoint, yield* admit(request, endpoint, Option.isSome(known)), known)
     })
 
     /**

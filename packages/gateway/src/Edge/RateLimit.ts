@@ -21,19 +21,28 @@ export class RateLimits extends Effect.Service<RateLimits>()("@kubemend/gateway/
       tool: perMinute(rateLimit.toolCallsPerMinute)
     } satisfies Record<string, BucketSpec>
 
-    const check = (scope: keyof typeof specs, key: string) =>
-      Effect.flatMap(shared.take(`rl:${scope}:${key}`, specs[scope]), (taken) =>
-        taken.ok
-          ? Effect.void
-          : Effect.zipRight(metrics.rateLimited(scope), Effect.fail(new RateLimited({ scope, retryAfterSeconds: taken.retryAfterSeconds }))))
+    type Scope = keyof typeof specs
+    /** Takes from the buckets of `checks` in one round trip, in order; the first refusal fails the request. */
+    const check = (...checks: ReadonlyArray<readonly [Scope, string]>) =>
+      Effect.flatMap(shared.takeAll(checks.map(([scope, key]) => [`rl:${scope}:${key}`, specs[scope]] as const)), (taken) => {
+        if (taken.ok) return Effect.void
+        const scope = checks[taken.refused]![0]
+        return Effect.zipRight(metrics.rateLimited(scope), Effect.fail(new RateLimited({ scope, retryAfterSeconds: taken.retryAfterSeconds })))
+      })
 
     return {
       /** Before authentication, per client address. */
-      ip: (address: string) => check("ip", address),
+      ip: (address: string) => check(["ip", address]),
       /** After authentication, per user. */
-      user: (name: string) => check("user", name),
+      user: (name: string) => check(["user", name]),
+      /**
+       * Per client address, then per user, in one round trip of the shared state: for a request whose token needs
+       * no verification (so nothing is gained by limiting per address first). Refused per address, it takes no
+       * user token, as `ip` then `user` would.
+       */
+      ipAndUser: (address: string, name: string) => check(["ip", address], ["user", name]),
       /** Per user, for each `tools/call`. */
-      toolCall: (name: string) => check("tool", name)
+      toolCall: (name: string) => check(["tool", name])
     } as const
   })
 }) {}

@@ -4,7 +4,7 @@
  */
 import { Clock, Duration, Effect, Option } from "effect"
 import { type BucketSpec, Buckets } from "../Edge/Buckets.ts"
-import type { Admission, SlotLimits, Store } from "../SharedState.ts"
+import type { Admission, SlotLimits, Store, Takes } from "../SharedState.ts"
 
 const maxRecords = 100_000
 
@@ -77,6 +77,14 @@ export const memoryStore: Effect.Effect<Store<never>> = Effect.sync(() => {
       return slots.size
     }),
     take: (key, spec) => Effect.map(now, (t) => tableFor(spec).take(key, t)),
+    takeAll: (takes) =>
+      Effect.map(now, (t): Takes => {
+        for (const [i, [key, spec]] of takes.entries()) {
+          const taken = tableFor(spec).take(key, t)
+          if (!taken.ok) return { ok: false, refused: i, retryAfterSeconds: taken.retryAfterSeconds }
+        }
+        return { ok: true }
+      }),
     ping: Effect.void
   }
 })

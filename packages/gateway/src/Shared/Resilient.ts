@@ -69,6 +69,7 @@ export const resilient = <E extends { readonly command: string; readonly cause: 
       releaseSlot: (id, owner) => Effect.zipRight(fallback.releaseSlot(id, owner), route((s) => s.releaseSlot(id, owner))),
       slotsInUse: route((s) => s.slotsInUse),
       take: (k, spec) => route((s) => s.take(k, spec)),
+      takeAll: (takes) => route((s) => s.takeAll(takes)),
       ping: route((s) => s.ping)
     }
     return service

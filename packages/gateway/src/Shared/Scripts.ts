@@ -42,28 +42,29 @@ return 1
 } as const
 
 /**
- * A token bucket in a hash (`t` tokens, `u` last update). KEYS: the bucket. ARGV: capacity, tokens per ms, now,
- * ttlMs. Answers `{1, "0"}` when a token was taken, else `{0, ms until one is back}`.
+ * Token buckets in hashes (`t` tokens, `u` last update), one token from each in turn, stopping at the first that has
+ * none: several limits of one request in one round trip, each bucket left as a lone take would leave it. KEYS: the
+ * buckets. ARGV: now, then capacity, tokens per ms and ttlMs per bucket. Answers `{0, "0"}` when every token was
+ * taken, else `{i, ms until one is back}` for the (1-based) bucket `i` that refused.
  */
 export const takeScript = `
-local cap = tonumber(ARGV[1])
-local per = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-local b = redis.call('HMGET', KEYS[1], 't', 'u')
-local tokens = tonumber(b[1])
-local at = tonumber(b[2])
-if tokens == nil or at == nil then
-  tokens = cap
-  at = now
+local now = tonumber(ARGV[1])
+for i, key in ipairs(KEYS) do
+  local cap = tonumber(ARGV[3 * i - 1])
+  local per = tonumber(ARGV[3 * i])
+  local b = redis.call('HMGET', key, 't', 'u')
+  local tokens = tonumber(b[1])
+  local at = tonumber(b[2])
+  if tokens == nil or at == nil then
+    tokens = cap
+    at = now
+  end
+  tokens = math.min(cap, tokens + math.max(0, now - at) * per)
+  local ok = tokens >= 1
+  if ok then tokens = tokens - 1 end
+  redis.call('HSET', key, 't', tostring(tokens), 'u', ARGV[1])
+  redis.call('PEXPIRE', key, ARGV[3 * i + 1])
+  if not ok then return {i, tostring((1 - tokens) / per)} end
 end
-tokens = math.min(cap, tokens + math.max(0, now - at) * per)
-local ok = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  ok = 1
-end
-redis.call('HSET', KEYS[1], 't', tostring(tokens), 'u', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-if ok == 1 then return {1, '0'} end
-return {0, tostring((1 - tokens) / per)}
+return {0, '0'}
 `

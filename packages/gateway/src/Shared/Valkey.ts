@@ -7,7 +7,7 @@
 import { ConfigError, Data, Duration, Effect, Option, Redacted } from "effect"
 import { Redis, type RedisOptions } from "ioredis"
 import * as Fs from "node:fs/promises"
-import type { Admission, Store } from "../SharedState.ts"
+import type { Admission, Store, Takes } from "../SharedState.ts"
 import { slotScripts, takeScript } from "./Scripts.ts"
 import type { ValkeySettings } from "./ValkeySettings.ts"
 
@@ -67,7 +67,7 @@ const options = (s: ValkeySettings) =>
 type Scripted = Redis & {
   kmSlotAcquire(...args: ReadonlyArray<string | number>): Promise<string>
   kmSlotTouch(...args: ReadonlyArray<string | number>): Promise<number>
-  kmTake(...args: ReadonlyArray<string | number>): Promise<[number, string]>
+  kmTake(keys: number, ...args: ReadonlyArray<string | number>): Promise<[number, string]>
 }
 
 /** A store on the server of `settings` for the scope; it starts (and fails its calls) while the server is away. */
@@ -79,7 +79,8 @@ export const valkeyStore = (settings: ValkeySettings) =>
         const r = new Redis(o)
         r.defineCommand("kmSlotAcquire", { numberOfKeys: 2, lua: slotScripts.acquire })
         r.defineCommand("kmSlotTouch", { numberOfKeys: 2, lua: slotScripts.touch })
-        r.defineCommand("kmTake", { numberOfKeys: 1, lua: takeScript })
+        // As many keys as buckets taken from together: the count goes first in each call.
+        r.defineCommand("kmTake", { lua: takeScript })
         // Errors surface through the calls (and Resilient.ts logs the transitions); without a listener ioredis
         // prints every reconnection failure.
         r.on("error", () => undefined)
@@ -99,6 +100,18 @@ export const valkeyStore = (settings: ValkeySettings) =>
     const now = Effect.clockWith((c) => c.currentTimeMillis)
     /** Records carry their own expiry (`<expiresAt>|<value>`): Effect's Clock decides, Valkey's TTL only collects. */
     const sep = "|"
+
+    const takeAll: Store<ValkeyUnavailable>["takeAll"] = (takes) =>
+      Effect.flatMap(now, (t) => {
+        const args = takes.flatMap(([, spec]) => [spec.capacity, spec.perMs, Math.ceil(spec.capacity / spec.perMs) + 1000])
+        return call("EVALSHA take", (r) => r.kmTake(takes.length, ...takes.map(([k]) => key(k)), t, ...args))
+      }).pipe(
+        Effect.map(([refused, waitMs]): Takes =>
+          refused === 0
+            ? { ok: true }
+            : { ok: false, refused: refused - 1, retryAfterSeconds: Math.max(1, Math.ceil(Number(waitMs) / 1000)) }
+        )
+      )
 
     const store: Store<ValkeyUnavailable> = {
       get: (k) =>
@@ -123,15 +136,8 @@ export const valkeyStore = (settings: ValkeySettings) =>
         ),
       releaseSlot: (id, owner) => call("ZREM", (r) => r.multi().zrem(slotsKey, id).zrem(userSlots(owner), id).exec()).pipe(Effect.asVoid),
       slotsInUse: Effect.flatMap(now, (t) => call("ZCOUNT", (r) => r.zcount(slotsKey, `(${t}`, "+inf"))),
-      take: (k, spec) =>
-        Effect.flatMap(now, (t) => {
-          const refillMs = Math.ceil(spec.capacity / spec.perMs)
-          return call("EVALSHA take", (r) => r.kmTake(key(k), spec.capacity, spec.perMs, t, refillMs + 1000))
-        }).pipe(
-          Effect.map(([ok, waitMs]) =>
-            ok === 1 ? { ok: true as const } : { ok: false as const, retryAfterSeconds: Math.max(1, Math.ceil(Number(waitMs) / 1000)) }
-          )
-        ),
+      takeAll,
+      take: (k, spec) => Effect.map(takeAll([[k, spec]]), (r) => r.ok ? r : { ok: false, retryAfterSeconds: r.retryAfterSeconds }),
       ping: call("PING", (r) => r.ping()).pipe(Effect.asVoid)
     }
     return { ...store, address } as const
