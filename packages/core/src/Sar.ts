@@ -36,6 +36,8 @@ export class SarConfig extends Context.Tag("@kubemend/core/SarConfig")<SarConfig
   static readonly layer = (overrides: Partial<SarConfigShape> = {}) => Layer.succeed(SarConfig, { ...SarConfig.defaults, ...overrides })
   /** Reads document 3's `sarCacheTTL` (Go duration) relative to where the caller nests it (e.g. `rbac`). */
   static readonly layerConfig = (config: Config.Config<SarConfigShape> = sarConfig) => Layer.effect(SarConfig, config)
+  /** `rbac.sarCacheTTL`, where the services' config files keep it. */
+  static readonly layerRbac = Layer.effect(SarConfig, Config.nested(sarConfig, "rbac"))
 }
 
 /** Cache counters for the gateway's metrics. `coalesced` counts calls that joined a review already in flight. */

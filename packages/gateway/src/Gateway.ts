@@ -74,13 +74,7 @@ const k8sConfig = Config.all({
   Config.map(({ kubeconfig, ...rest }) => (kubeconfig === undefined ? rest : { ...rest, kubeconfig }))
 )
 
-const sarConfig = Layer.effect(
-  SarConfig,
-  Effect.map(
-    duration("sarCacheTTL").pipe(Config.nested("rbac"), Config.withDefault(SarConfig.defaults.cacheTTL)),
-    (cacheTTL) => ({ ...SarConfig.defaults, cacheTTL })
-  )
-)
+const sarConfig = SarConfig.layerRbac
 
 const authConfigLayer = Layer.effect(AuthConfig, Config.nested(authConfig, "auth"))
 

@@ -15,7 +15,8 @@ import { testDatabaseUrl } from "../../../storage/test/support/Postgres.ts"
 
 const root = Path.resolve(new URL("../../../..", import.meta.url).pathname)
 
-export const startStorage = (kube: DevKube, namespace: string) =>
+/** `settings` go into its config file on top of the test defaults (e.g. `{ rbac: { sarCacheTTL: "1s" } }`). */
+export const startStorage = (kube: DevKube, namespace: string, settings: Record<string, unknown> = {}) =>
   Effect.acquireRelease(
     Effect.flatMap(Effect.all([freePort, freePort, freePort, Effect.orDie(testDatabaseUrl)]), ([port, healthPort, metricsPort, databaseUrl]) =>
       Effect.promise(async () => {
@@ -36,7 +37,8 @@ export const startStorage = (kube: DevKube, namespace: string) =>
             databaseUrl,
             retention: { enabled: false },
             shutdown: { drainSeconds: 1 },
-            logging: { level: "warn" }
+            logging: { level: "warn" },
+            ...settings
           })
         )
         const child = spawn(process.execPath, ["--import", "tsx", Path.join(root, "packages/storage/src/main.ts")], {

@@ -8,7 +8,7 @@
  */
 import { Auth, AuthConfig } from "@kubemend/core/Auth"
 import { type DenialEvent, EndpointAccess, guardRequest } from "@kubemend/core/EndpointAccess"
-import { Sar } from "@kubemend/core/Sar"
+import { Sar, SarConfig } from "@kubemend/core/Sar"
 import { StorageApi, StorageAuth } from "@kubemend/core/StorageApi"
 import { Effect, Layer, Option } from "effect"
 import { AuditWriter } from "../AuditWriter.ts"
@@ -41,5 +41,6 @@ export const StorageAuthLive = Layer.effect(
       Effect.map(StorageConfig, (c) => EndpointAccess.layer(StorageApi, { serviceName: c.serviceName, apiGroup: c.apiGroup, tokenCacheTTL: c.tokenCacheTTL }))
     )
   ),
-  Layer.provide(Layer.mergeAll(Auth.Default.pipe(Layer.provide(AuthConfig.layer())), Sar.Default))
+  // `rbac.sarCacheTTL` (30 s): how long an access answer, a refusal too, is reused.
+  Layer.provide(Layer.mergeAll(Auth.Default.pipe(Layer.provide(AuthConfig.layer())), Sar.DefaultWithoutDependencies.pipe(Layer.provide(SarConfig.layerRbac))))
 )
