@@ -13,7 +13,7 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { waitForStack } from "./localPlatform.ts"
+import { waitForOutput, waitForStack } from "./localPlatform.ts"
 
 const root = Path.resolve(__dirname, "..", "..", "..")
 const promtool = externalTool("promtool", ["--version"], "Debian's prometheus package")
@@ -53,7 +53,8 @@ describe("local platform (npm start)", () => {
     try {
       const stack = await waitForStack(Path.join(state, ".local", "stack.json"), child, () => output, 150_000)
       expect(Object.keys(stack.tokens)).toEqual(expect.arrayContaining(["sre", "remediation-approver", "no-console"]))
-      expect(output).toContain("Kubemend is running")
+      // The summary is printed just after stack.json is written; its chunk may still be on its way.
+      await waitForOutput(() => output, /Kubemend is running/, child, 30_000)
       // Every API is HTTPS with a certificate from the devkit CA: a client trusting another CA, or only the
       // system roots, is refused in the handshake, and the services' own configs call each other over https.
       expect(stack.tls.caFile).toBe(Path.join(state, ".local", "tls", "ca.crt"))
