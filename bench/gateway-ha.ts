@@ -9,8 +9,6 @@
  *   node --import tsx bench/gateway-ha.ts          (Valkey/Redis at TEST_REDIS_URL, default redis://127.0.0.1:6379)
  *   CLIENTS=4 SECONDS=5 ROUNDS=3 node --import tsx bench/gateway-ha.ts
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { HttpServer } from "@effect/platform"
 import { ConfigProvider, Context, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { randomUUID } from "node:crypto"
@@ -28,6 +26,7 @@ import { GatewayConfig } from "../packages/gateway/src/GatewayConfig.ts"
 import { GatewayStorage } from "../packages/gateway/src/GatewayStorage.ts"
 import { valkeyAt } from "../packages/gateway/src/Shared/ValkeySettings.ts"
 import { SharedState } from "../packages/gateway/src/SharedState.ts"
+import { load as loadMcp } from "./support/mcp-load.ts"
 
 const namespace = "kubemend-system"
 const clients = Number(process.env["CLIENTS"] ?? 4)
@@ -40,46 +39,8 @@ const args = { session_id: "bench", summary: "s", options: [{ workflow_id: "wf",
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN
 
-/** `n` SDK clients calling back to back for `duration` s; each request goes to the next of `urls` (round robin). */
-const load = async (urls: ReadonlyArray<string>, token: string, duration: number, n = clients) => {
-  const connected = await Promise.all(Array.from({ length: n }, async () => {
-    let next = 0
-    const transport = new StreamableHTTPClientTransport(new URL("http://balancer/mcp"), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-      fetch: (input, init) => fetch(String(input).replace("http://balancer", urls[next++ % urls.length]!), init)
-    })
-    const client = new Client({ name: "bench", version: "1" })
-    await client.connect(transport)
-    return { client, transport }
-  }))
-  const once = async (c: Client) => {
-    const r = await c.callTool({ name: tool, arguments: args })
-    if (r.isError === true) throw new Error(JSON.stringify(r.content))
-  }
-  for (const { client } of connected) for (let i = 0; i < 20; i++) await once(client)
-  const latencies: Array<number> = []
-  let errors = 0
-  const end = performance.now() + duration * 1000
-  const started = performance.now()
-  await Promise.all(connected.map(async ({ client }) => {
-    while (performance.now() < end) {
-      const t = performance.now()
-      try {
-        await once(client)
-        latencies.push(performance.now() - t)
-      } catch {
-        errors++
-      }
-    }
-  }))
-  const elapsed = (performance.now() - started) / 1000
-  await Promise.all(connected.map(async ({ client, transport }) => {
-    await transport.terminateSession().catch(() => undefined)
-    await client.close()
-  }))
-  latencies.sort((a, b) => a - b)
-  return { rps: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors }
-}
+/** `clients` SDK clients calling back to back for `duration` s; each request goes to the next of `urls` (round robin). */
+const load = (urls: ReadonlyArray<string>, token: string, duration: number) => loadMcp(urls, token, tool, args, duration, clients)
 
 const program = Effect.gen(function* () {
   const issuer = yield* makeIssuer()

@@ -56,9 +56,12 @@ export interface LoadResult {
   readonly cpuMsPerCall: number
 }
 
-/** `n` SDK clients calling `tool` back to back for `duration` seconds, after 20 calls each to warm up. */
+/**
+ * `n` SDK clients calling `tool` back to back for `duration` seconds, after 20 calls each to warm up. Given several
+ * urls (replicas), each request goes to the next one, round robin.
+ */
 export const load = async (
-  url: string,
+  url: string | ReadonlyArray<string>,
   token: string | undefined,
   tool: string,
   args: Record<string, unknown>,
@@ -66,8 +69,11 @@ export const load = async (
   n: number
 ): Promise<LoadResult> => {
   const connected = await Promise.all(Array.from({ length: n }, async () => {
-    const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-      requestInit: token === undefined ? {} : { headers: { Authorization: `Bearer ${token}` } }
+    const urls = typeof url === "string" ? [url] : url
+    let next = 0
+    const transport = new StreamableHTTPClientTransport(new URL("http://replicas/mcp"), {
+      requestInit: token === undefined ? {} : { headers: { Authorization: `Bearer ${token}` } },
+      fetch: (input, init) => fetch(String(input).replace("http://replicas", urls[next++ % urls.length]!), init)
     })
     const client = new Client({ name: "bench", version: "1" })
     await client.connect(transport)
