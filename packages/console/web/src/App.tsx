@@ -19,6 +19,7 @@ import {
   PageSection,
   PageSidebar,
   PageSidebarBody,
+  PageContext,
   PageToggleButton,
   SkipToContent,
   Spinner,
@@ -26,7 +27,7 @@ import {
   ToolbarContent,
   ToolbarItem
 } from "@patternfly/react-core"
-import { useEffect, useState } from "react"
+import { useContext, useEffect, useState } from "react"
 import { type Access, checkAccess, me, type Me, signOut } from "./api.ts"
 import { Alerts } from "./Alerts.tsx"
 import { Approvals } from "./Approvals.tsx"
@@ -70,6 +71,39 @@ const View = ({ path }: { path: string }) => {
   return <Remediations />
 }
 
+/**
+ * The views menu. Rendered inside the Page, so it reads the Page's own sidebar state (a `useContext` in `App`, which
+ * renders the Page, gets PatternFly's defaults: never mobile, a toggle that does nothing). On a phone the open menu
+ * lies over the page, so picking a view closes it; on a desktop it stays beside the view.
+ */
+const ViewsNav = ({ path }: { path: string }) => {
+  const { isMobile, isSidebarOpen, onSidebarToggle } = useContext(PageContext)
+  return (
+    <Nav aria-label="Console views">
+      <NavList>
+        {views.map((v) => (
+          <NavItem
+            key={v.path}
+            isActive={path.startsWith(v.path) || (path === "/" && v.path === "/remediations")}
+            to={v.path}
+            onClick={(e) => {
+              e.preventDefault()
+              navigate(v.path)
+              if (isMobile && isSidebarOpen) {
+                onSidebarToggle()
+                // Focus would stay on a link of the now hidden menu.
+                document.getElementById("main")?.focus()
+              }
+            }}
+          >
+            {v.label}
+          </NavItem>
+        ))}
+      </NavList>
+    </Nav>
+  )
+}
+
 export const App = () => {
   const path = usePath()
   const [access, setAccess] = useState<Access | "checking">("checking")
@@ -107,23 +141,7 @@ export const App = () => {
   const sidebar = access !== "allowed" ? undefined : (
     <PageSidebar>
       <PageSidebarBody>
-        <Nav aria-label="Console views">
-          <NavList>
-            {views.map((v) => (
-              <NavItem
-                key={v.path}
-                isActive={path.startsWith(v.path) || (path === "/" && v.path === "/remediations")}
-                to={v.path}
-                onClick={(e) => {
-                  e.preventDefault()
-                  navigate(v.path)
-                }}
-              >
-                {v.label}
-              </NavItem>
-            ))}
-          </NavList>
-        </Nav>
+        <ViewsNav path={path} />
       </PageSidebarBody>
     </PageSidebar>
   )
