@@ -6,6 +6,7 @@
  */
 import { Metrics } from "@kubemend/core/Metrics"
 import { K8s, type K8sService, type KubeObject } from "@kubemend/core/K8s"
+import type { Storage } from "@kubemend/core/Storage"
 import { K8sMemory, type K8sMemoryControl } from "@kubemend/core/K8s/Memory"
 import type { AuditEventRequest } from "@kubemend/core/domain/Audit"
 import { Clock, Context, Effect, Layer, Logger, LogLevel, Option, Redacted, Ref, type Scope } from "effect"
@@ -101,6 +102,8 @@ export interface Harness {
 export interface HarnessOptions {
   readonly config?: LifecycleOverrides
   readonly seed?: ReadonlyArray<KubeObject>
+  /** The storage service (none by default): with it the orchestrator resolves workflow overrides in its catalog. */
+  readonly storage?: Layer.Layer<Storage>
   /** The effectiveness monitor's settings (no metrics backend by default: the alert component is not assessed). */
   readonly effectiveness?: Partial<EffectivenessSettings>
   /**
@@ -164,6 +167,7 @@ export const harness = (options: HarnessOptions = {}): Effect.Effect<Harness, un
       config,
       EffectivenessConfig.layer(options.effectiveness),
       RecordedAudit.layer,
+      options.storage ?? Layer.empty,
       Layer.merge(LifecycleMetrics.Default, EffectivenessMetrics.Default).pipe(Layer.provideMerge(Metrics.Default))
     )
     const services = Layer.mergeAll(

@@ -149,24 +149,6 @@ describe("lifecycle: the pipeline", () => {
       expect(sample(yield* h.metrics, "svc_remediationorchestrator_approval_decisions_total", { decision: "Rejected" })).toBe(1)
     }))
 
-  it.scoped("a workflow override replaces the selected workflow", () =>
-    Effect.gen(function* () {
-      const h = yield* harness({ config, seed: [rr("rr-a")] })
-      h.agent.script = () => ({ result: { confidence: 0.5 } })
-      yield* h.settle
-      yield* h.k8s.patchCrStatus("remediationapprovalrequests", "rar-rr-a", {
-        decision: "Approved",
-        decidedBy: "alice",
-        workflowOverride: { workflowName: "restart-pod", rationale: "User override via svc_approve" }
-      })
-      yield* h.settle
-      const r = yield* h.rr("rr-a")
-      expect(r.status.selectedWorkflowRef).toEqual({ workflowId: "restart-pod", workflowName: "restart-pod" })
-      const we = Option.getOrThrow(yield* h.get("workflowexecutions", "we-rr-a"))
-      expect(we.spec.workflowRef.workflowId).toBe("restart-pod")
-      expect(we.spec.rationale).toBe("User override via svc_approve")
-    }))
-
   it.scoped("with no decision by requiredBy the RAR expires (decidedBy system) and the RR fails in Approval", () =>
     Effect.gen(function* () {
       const h = yield* harness({ config, seed: [rr("rr-a")] })

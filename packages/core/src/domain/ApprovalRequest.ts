@@ -72,7 +72,12 @@ export const RemediationApprovalRequestSpec = Schema.Struct({
 })
 export interface RemediationApprovalRequestSpec extends Schema.Schema.Type<typeof RemediationApprovalRequestSpec> {}
 
+/** An approver's choice of another workflow than the recommended one (valid with `Approved` only). */
 export const WorkflowOverride = Schema.Struct({
+  /**
+   * The name of a RemediationWorkflow, its catalog `workflowName` (see core `WorkflowOverride.ts`; a catalog id is
+   * still accepted from older clients). Checked when the decision is made.
+   */
   workflowName: optional(Schema.String),
   parameters: optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   rationale: optional(Schema.String)

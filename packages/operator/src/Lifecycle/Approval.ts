@@ -9,8 +9,11 @@ import { formatGoDuration } from "@kubemend/core/Config"
 import { rarDecision } from "@kubemend/core/domain/ApprovalRequest"
 import type { TargetResource } from "@kubemend/core/domain/Meta"
 import { notify } from "./Escalation.ts"
-import { Duration, Effect, Option } from "effect"
+import type { RemediationWorkflow } from "@kubemend/core/StorageApi"
+import { resolveWorkflowOverride, type WorkflowOverrideRefused } from "@kubemend/core/WorkflowOverride"
+import { Duration, Effect, Either, Option } from "effect"
 import type { Reconciled } from "../Controller.ts"
+import { mergeConditions } from "../Platform/Status.ts"
 import {
   type AIAnalysis,
   childMeta,
@@ -125,10 +128,8 @@ export const requestApproval = (env: Env, rr: RemediationRequest, ai: AIAnalysis
     return { requeueAfter: Duration.min(env.config.routing.recheckInterval, env.config.timeouts.awaitingApproval) } satisfies Reconciled
   })
 
-/** The workflow an approval leaves the RR with: the override when one was given, else the recommendation. */
-const approvedWorkflow = (rar: RemediationApprovalRequest) => {
-  const override = rar.status?.workflowOverride?.workflowName
-  if (override !== undefined && override !== "") return { workflowId: override, workflowName: override }
+/** The recommended workflow, as the RR's `selectedWorkflowRef`. */
+const recommended = (rar: RemediationApprovalRequest) => {
   const w = rar.spec.recommendedWorkflow
   return {
     workflowId: w.workflowId,
@@ -137,6 +138,53 @@ const approvedWorkflow = (rar: RemediationApprovalRequest) => {
     ...(w.executionBundle === undefined ? {} : { executionBundle: w.executionBundle })
   }
 }
+
+const refOf = (w: RemediationWorkflow) => ({
+  workflowId: w.workflowId,
+  version: w.version,
+  workflowName: w.workflowName,
+  ...(w.executionBundle === undefined ? {} : { executionBundle: w.executionBundle }),
+  ...(w.executionBundleDigest === undefined ? {} : { executionBundleDigest: w.executionBundleDigest })
+})
+
+/**
+ * The workflow an approval leaves the RR with: the recommendation, or the catalog entry the override names (by
+ * RemediationWorkflow name; a catalog id from older clients too). Without storage no workflow runs at all, so the
+ * override is carried as given.
+ */
+const approvedWorkflow = (env: Env, rar: RemediationApprovalRequest) => {
+  const override = rar.status?.workflowOverride?.workflowName
+  if (override === undefined || override === "") return Effect.succeed(recommended(rar))
+  if (env.catalog === undefined) return Effect.succeed({ workflowId: override, workflowName: override })
+  return Effect.map(resolveWorkflowOverride(env.catalog, override), refOf)
+}
+
+/**
+ * An override naming no runnable workflow is refused as the reference's admission webhook refuses the write (a
+ * decision written with kubectl reaches no webhook here): the decision is taken back, the RAR is Pending again
+ * until `requiredBy` and says why. Written on what was read, so a new decision made meanwhile is not undone.
+ */
+const refuseOverride = (env: Env, rr: RemediationRequest, rar: RemediationApprovalRequest, e: WorkflowOverrideRefused, now: number) =>
+  Effect.gen(function* () {
+    const by = rar.status?.decidedBy ?? "unknown"
+    const message = `${e.message}; the approval by ${by} was refused, decide again`
+    const written = yield* env.k8s.patchCrStatus("remediationapprovalrequests", rar.metadata.name, {
+      decision: "",
+      decidedBy: null,
+      decidedAt: null,
+      decidedVia: null,
+      decisionMessage: null,
+      workflowOverride: null,
+      reason: "WorkflowOverrideRefused",
+      message,
+      conditions: mergeConditions(rar.status?.conditions, [{ type: "WorkflowOverrideValid", status: "False", reason: e.reason, message }], iso(now), undefined)
+    }, { resourceVersion: rar.metadata.resourceVersion }).pipe(Effect.as(true), Effect.catchTag("K8sConflict", () => Effect.succeed(false)))
+    if (written) {
+      yield* Effect.logWarning(`${rar.metadata.name}: ${message}`)
+      yield* approvalAudit(env, rr, "override_refused", { decided_by: by, workflow_override: e.value, reason: e.message }, by)
+    }
+    return { requeueAfter: Duration.zero } satisfies Reconciled
+  })
 
 const expire = (env: Env, rr: RemediationRequest, rar: RemediationApprovalRequest, now: number) =>
   Effect.gen(function* () {
@@ -185,7 +233,14 @@ export const onAwaitingApproval = (env: Env, rr: RemediationRequest, now: number
     const decidedBy = rar.status?.decidedBy ?? "unknown"
     switch (rarDecision(rar.status)) {
       case "Approved": {
-        const wf = approvedWorkflow(rar)
+        const chosen = yield* Effect.either(approvedWorkflow(env, rar))
+        if (Either.isLeft(chosen)) {
+          if (chosen.left._tag === "WorkflowOverrideRefused") return yield* refuseOverride(env, rr, rar, chosen.left, now)
+          // The catalog cannot be asked: the decision waits for it (the RAR's deadline no longer applies).
+          yield* Effect.logWarning(`${rar.metadata.name}: the workflow override cannot be checked, storage answered ${chosen.left._tag}`)
+          return { requeueAfter: env.config.routing.recheckInterval } satisfies Reconciled
+        }
+        const wf = chosen.right
         const moved = yield* transition(env, rr, now, "Approved", { selectedWorkflowRef: wf })
         if (moved) {
           yield* env.metrics.approvalDecision(namespace, "Approved")

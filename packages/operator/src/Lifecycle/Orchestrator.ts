@@ -8,6 +8,8 @@
 import { parseGoDuration } from "@kubemend/core/Config"
 import { isTerminalPhase, type RRPhase } from "@kubemend/core/domain/Phases"
 import { K8s } from "@kubemend/core/K8s"
+import { Storage } from "@kubemend/core/Storage"
+import { storageCatalog } from "@kubemend/core/WorkflowOverride"
 import { Duration, Effect, Option } from "effect"
 import { splitKey, type Reconciled } from "../Controller.ts"
 import { onAwaitingApproval } from "./Approval.ts"
@@ -139,12 +141,14 @@ export class OrchestratorReconciler extends Effect.Service<OrchestratorReconcile
   "@kubemend/operator/OrchestratorReconciler",
   {
     effect: Effect.gen(function* () {
+      const storage = yield* Effect.serviceOption(Storage)
       const base: Env = {
         k8s: yield* K8s,
         config: yield* LifecycleConfig,
         metrics: yield* LifecycleMetrics,
         audit: yield* LifecycleAudit,
-        targets: yield* ManagedTargets
+        targets: yield* ManagedTargets,
+        ...Option.match(storage, { onNone: () => ({}), onSome: (s) => ({ catalog: storageCatalog(s) }) })
       }
       const platform = yield* PlatformSettings
       // Last phase seen per RR: the `from_phase` of transitions made by others (the gateway's cancel).

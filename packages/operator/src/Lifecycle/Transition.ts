@@ -5,6 +5,8 @@
  */
 import { isTerminalPhase, type RRPhase } from "@kubemend/core/domain/Phases"
 import type { K8sConflict, K8sNotFound, K8sService, K8sUnavailable } from "@kubemend/core/K8s"
+import type { StorageError } from "@kubemend/core/Storage"
+import type { WorkflowCatalog } from "@kubemend/core/WorkflowOverride"
 import { Effect, Option } from "effect"
 import type { LifecycleAuditShape } from "./LifecycleAudit.ts"
 import type { LifecycleSettings } from "./LifecycleConfig.ts"
@@ -19,6 +21,8 @@ export interface Env {
   readonly metrics: LifecycleMetrics
   readonly audit: LifecycleAuditShape
   readonly targets: ManagedTargetsShape
+  /** The storage catalog, when the operator has storage: approvals' workflow overrides are resolved in it. */
+  readonly catalog?: WorkflowCatalog<StorageError>
 }
 
 export type WriteError = K8sNotFound | K8sConflict | K8sUnavailable

@@ -122,6 +122,15 @@ export const LifecycleLive: Layer.Layer<
   K8s | Cluster | Metrics | ControllerMetrics | LifecycleConfig | LifecycleAudit | EffectivenessConfig
 > = Layer.mergeAll(ControllersLive, SignalsLive).pipe(Layer.provide(ReconcilersLive))
 
+/**
+ * The lifecycle with storage when the operator's config names it: the orchestrator resolves approvals' workflow
+ * overrides in the catalog, and the effectiveness monitor reads the resolved signals recorded there.
+ */
+const LifecycleFromConfig = Layer.unwrapEffect(
+  Effect.map(Config.option(Config.string("url").pipe(Config.nested("storage"))), (url) =>
+    Option.isSome(url) ? LifecycleLive.pipe(Layer.provide(Storage.layerConfig)) : LifecycleLive)
+)
+
 /** The controller namespace of the RRs (`lifecycle.namespace`, default `kubemend-system`). */
 const lifecycleNamespace = Config.string("namespace").pipe(Config.nested("lifecycle"), Config.withDefault("kubemend-system"))
 
@@ -139,7 +148,7 @@ const ClientsFromConfig = Layer.unwrapEffect(
 )
 
 /** For the operator's main: everything from its config provider; shares Metrics/ControllerMetrics by reference. */
-export const LifecycleOperatorLive = Layer.mergeAll(LifecycleLive, StorageControllersFromConfig, NotificationsFromConfig).pipe(
+export const LifecycleOperatorLive = Layer.mergeAll(LifecycleFromConfig, StorageControllersFromConfig, NotificationsFromConfig).pipe(
   Layer.provide(ClientsFromConfig),
   Layer.provide(Layer.mergeAll(
     OperatorConfig.layerConfig,
