@@ -1,5 +1,5 @@
 /**
- * The four storage queries the gateway's tools make, as a small port over core's `Storage` client (the shared
+ * The storage queries the gateway's tools make, as a small port over core's `Storage` client (the shared
  * StorageApi contract over HTTP, authenticated with the gateway's ServiceAccount token). Its failures are sorted
  * into outages (which count against the storage breaker) and answers (not found, rejected).
  */
@@ -28,6 +28,8 @@ export class StorageFailure {
 
 export interface GatewayStorageShape {
   readonly listWorkflows: (q: WorkflowListQuery) => Effect.Effect<WorkflowListResponse, StorageFailure>
+  /** One catalog entry by its id (a UUID); `not_found` when there is none. */
+  readonly getWorkflow: (workflowId: string) => Effect.Effect<WorkflowListResponse["workflows"][number], StorageFailure>
   readonly remediationHistory: (q: RemediationHistoryQuery) => Effect.Effect<RemediationHistoryContext, StorageFailure>
   readonly workflowEffectiveness: (q: WorkflowEffectivenessQuery) => Effect.Effect<WorkflowEffectiveness, StorageFailure>
   readonly auditEvents: (q: AuditEventsQuery) => Effect.Effect<AuditEventsQueryResponse, StorageFailure>
@@ -65,6 +67,7 @@ export class GatewayStorage extends Context.Tag("@kubemend/gateway/GatewayStorag
       Effect.map(Storage, (storage) =>
         GatewayStorage.of({
           listWorkflows: (q) => Effect.mapError(storage.listWorkflows(q), failureOf),
+          getWorkflow: (id) => Effect.mapError(storage.getWorkflow(id), failureOf),
           remediationHistory: (q) => Effect.mapError(storage.remediationHistory(q), failureOf),
           workflowEffectiveness: (q) => Effect.mapError(storage.workflowEffectiveness(q.workflow_id, q.namespace), failureOf),
           auditEvents: (q) => Effect.mapError(storage.queryEvents(q), failureOf),
@@ -76,6 +79,7 @@ export class GatewayStorage extends Context.Tag("@kubemend/gateway/GatewayStorag
   /** No storage configured: every call answers unavailable. */
   static readonly layerUnavailable = Layer.succeed(GatewayStorage, {
     listWorkflows: () => Effect.fail(down),
+    getWorkflow: () => Effect.fail(down),
     remediationHistory: () => Effect.fail(down),
     workflowEffectiveness: () => Effect.fail(down),
     auditEvents: () => Effect.fail(down),
@@ -98,9 +102,15 @@ export interface MemoryStorageData {
 const memory = (data: MemoryStorageData): GatewayStorageShape => ({
   listWorkflows: (q) =>
     Effect.sync(() => {
-      const all = (data.workflows ?? []).filter((w) => q.status === undefined || w.status === q.status)
+      const all = (data.workflows ?? []).filter((w) =>
+        (q.status === undefined || w.status === q.status) && (q.workflow_name === undefined || w.workflowName === q.workflow_name)
+      )
       return { workflows: all.slice(0, q.limit ?? 50), limit: q.limit ?? 50, offset: 0, total: all.length }
     }),
+  getWorkflow: (id) => {
+    const found = (data.workflows ?? []).find((w) => w.workflowId === id)
+    return found === undefined ? Effect.fail(new StorageFailure("not_found", `workflow ${id} not found`)) : Effect.succeed(found)
+  },
   remediationHistory: (q) => {
     const found = data.history?.[`${q.targetNamespace}/${q.targetKind}/${q.targetName}`]
     return Effect.succeed(

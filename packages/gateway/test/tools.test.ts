@@ -137,7 +137,7 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
           rar_name: "rar-rr-db-blocked",
           decision: "Approved",
           reason: "looks right",
-          workflow_override: "wf-scale"
+          workflow_override: "scale-deployment"
         })
         assert.strictEqual(approved.status, "Approved")
         const { kube } = yield* Infra
@@ -145,11 +145,12 @@ layer(InfraLive, { excludeTestServices: true })("tools", (it) => {
         assert.strictEqual(status.decision, "Approved")
         assert.strictEqual(status.decidedBy, "remediation-approver-user")
         assert.strictEqual(status.decisionMessage, "looks right")
-        assert.strictEqual(status.workflowOverride.workflowName, "wf-scale")
+        assert.strictEqual(status.workflowOverride.workflowName, "scale-deployment")
         assert.isString(status.decidedAt)
         const audit = yield* (yield* GatewayUnderTest).audit.entries
         const decision = audit.find((e) => e.type === "user.decision")
         assert.strictEqual(decision?.data["decision"], "Approved")
+        assert.strictEqual(decision?.data["workflow_id"], "wf-scale")
         assert.strictEqual(decision?.correlationId, "rr-db-blocked")
         yield* fails(c, "svc_approve", { rar_name: "rar-rr-cart-oom", decision: "approved" }, /decision must be Approved or Rejected/)
         yield* fails(c, "svc_approve", { rar_name: "rar-rr-api-done", decision: "Rejected" }, /already Approved/)

@@ -1,15 +1,19 @@
 /**
  * Approval tools on RemediationApprovalRequests: list (lower-case `decision` filter matched to the PascalCase
  * status, an empty decision being pending), get, and `svc_approve`, which writes the caller's decision to the
- * status subresource of a Pending RAR and audits it (`user.decision`).
+ * status subresource of a Pending RAR and audits it (`user.decision`). A workflow override names a RemediationWorkflow
+ * (a catalog id is accepted from older clients and written as the name); one the catalog cannot run is refused
+ * before anything is written.
  */
-import { Clock, Duration, Effect, Schema } from "effect"
+import { Clock, Duration, Effect, Option, Schema } from "effect"
 import { formatGoDuration } from "@kubemend/core/Config"
+import type { DependencyUnavailable } from "@kubemend/core/Errors"
 import { rarDecision } from "@kubemend/core/domain/ApprovalRequest"
 import { K8s, type KubeObject } from "@kubemend/core/K8s"
+import { resolveWorkflowOverride, type WorkflowCatalog } from "@kubemend/core/WorkflowOverride"
 import { Breakers } from "../Breaker.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
-import { GatewayStorage } from "../GatewayStorage.ts"
+import { GatewayStorage, type StorageFailure } from "../GatewayStorage.ts"
 import { defineTool, ToolError } from "../Mcp/Tool.ts"
 import {
   compact,
@@ -87,15 +91,44 @@ export const approvalTools = Effect.gen(function* () {
   const storage = yield* GatewayStorage
   const { storage: breaker } = yield* Breakers
 
+  const fromStorage = <A>(e: Effect.Effect<A, StorageFailure>) => breaker.run(e, (f) => f.kind === "unavailable")
+
   /**
-   * The active catalog an approver may pick an override from (the approver persona has no `list_workflows`); `id` is
-   * what the orchestrator resolves an override with. Storage being down leaves it out rather than failing the
-   * request's details.
+   * The active catalog an approver may pick an override from (the approver persona has no `list_workflows`): the
+   * latest version of each RemediationWorkflow, whose `name` is what an override names. Storage being down leaves
+   * it out rather than failing the request's details.
    */
-  const catalog = breaker.run(storage.listWorkflows({ status: "Active", limit: 1000 }), (e) => e.kind === "unavailable").pipe(
-    Effect.map((res) => res.workflows.map((w) => ({ id: w.workflowId, name: w.workflowName, action_type: w.actionType, description: w.description.what }))),
+  const catalog = fromStorage(storage.listWorkflows({ status: "Active", limit: 1000 })).pipe(
+    Effect.map((res) =>
+      res.workflows.filter((w) => w.isLatestVersion !== false).map((w) => ({
+        id: w.workflowId,
+        name: w.workflowName,
+        version: w.version,
+        action_type: w.actionType,
+        description: w.description.what
+      }))
+    ),
     Effect.orElseSucceed(() => undefined)
   )
+
+  const workflows: WorkflowCatalog<StorageFailure | DependencyUnavailable> = {
+    named: (name) => Effect.map(fromStorage(storage.listWorkflows({ workflow_name: name, limit: 1000 })), (r) => r.workflows),
+    byId: (id) =>
+      fromStorage(storage.getWorkflow(id)).pipe(
+        Effect.map(Option.some),
+        Effect.catchIf((f) => f._tag === "StorageFailure" && f.kind === "not_found", () => Effect.succeed(Option.none()))
+      )
+  }
+
+  /** The catalog entry an override names, checked before the decision is written. */
+  const overrideOf = (value: string) =>
+    resolveWorkflowOverride(workflows, value).pipe(
+      Effect.mapError((e) =>
+        e._tag === "WorkflowOverrideRefused"
+          ? new ToolError({ message: e.message, code: "unknown_workflow" })
+          : new ToolError({ message: `the workflow catalog cannot be read to check override "${value}", please retry`, code: "storage_unavailable" })
+      )
+    )
 
   const getRar = (id: string) => k8s.getCr("remediationapprovalrequests", id).pipe(Effect.mapError(k8sFailure(`approval request ${id}`)))
 
@@ -180,6 +213,10 @@ export const approvalTools = Effect.gen(function* () {
           if (input.decision !== "Approved" && input.decision !== "Rejected") {
             return yield* new ToolError({ message: "decision must be Approved or Rejected", code: "invalid_arguments" })
           }
+          if (input.workflow_override !== undefined && input.decision !== "Approved") {
+            return yield* new ToolError({ message: "a workflow override goes with decision Approved only", code: "invalid_arguments" })
+          }
+          const override = input.workflow_override === undefined ? undefined : yield* overrideOf(input.workflow_override)
           const user = ctx.caller.principal.user
           const current = yield* decide(input.rar_name, (now) =>
             compact({
@@ -188,9 +225,10 @@ export const approvalTools = Effect.gen(function* () {
               decidedAt: new Date(now).toISOString(),
               decidedVia: "mcp",
               decisionMessage: input.reason,
-              workflowOverride: input.workflow_override === undefined
+              // The name, also when an older client sent the catalog id: the CRD's contract.
+              workflowOverride: override === undefined
                 ? undefined
-                : { workflowName: input.workflow_override, rationale: `User override via ${ctx.tool}` }
+                : { workflowName: override.workflowName, rationale: `User override via ${ctx.tool}` }
             }))
           yield* audit.emit({
             type: "user.decision",
@@ -201,7 +239,8 @@ export const approvalTools = Effect.gen(function* () {
             data: compact({
               session_id: ctx.sessionId ?? "",
               decision: input.decision,
-              workflow_id: input.workflow_override,
+              workflow_id: override?.workflowId,
+              workflow_name: override?.workflowName,
               rar_name: input.rar_name,
               reason: input.reason
             })

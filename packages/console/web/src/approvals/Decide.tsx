@@ -36,12 +36,12 @@ export const Decide = ({ rar, decision, onClose }: { rar: Full; decision: Decisi
   const [reason, setReason] = useState("")
   const recommended = rar.recommended_workflow?.name ?? ""
   const catalog = rar.workflow_catalog
-  // The picker holds catalog ids: the orchestrator resolves an override by the catalog's workflow id.
-  const recommendedId = catalog?.find((w) => w.name === recommended)?.id ?? ""
-  const [workflow, setWorkflow] = useState(recommendedId)
+  // The picker holds RemediationWorkflow names: an override names the workflow (the catalog's latest version of it).
+  const recommendedName = catalog?.some((w) => w.name === recommended) === true ? recommended : ""
+  const [workflow, setWorkflow] = useState(recommendedName)
   const [error, setError] = useState<string | undefined>()
   const [busy, setBusy] = useState(false)
-  const override = decision === "Approved" && workflow !== "" && workflow !== recommendedId ? catalog?.find((w) => w.id === workflow) : undefined
+  const override = decision === "Approved" && workflow !== "" && workflow !== recommendedName ? catalog?.find((w) => w.name === workflow) : undefined
   const submit = () => {
     if (decision === "Rejected" && reason.trim() === "") return setError("Say why it is rejected.")
     setBusy(true)
@@ -49,7 +49,7 @@ export const Decide = ({ rar, decision, onClose }: { rar: Full; decision: Decisi
       rar_name: rar.name,
       decision,
       ...(reason.trim() === "" ? {} : { reason: reason.trim() }),
-      ...(override === undefined ? {} : { workflow_override: override.id })
+      ...(override === undefined ? {} : { workflow_override: override.name })
     }).then(
       () => onClose(`${rar.name} ${decision.toLowerCase()}${override === undefined ? "" : ` with workflow ${override.name}`}`),
       (e: unknown) => {
@@ -78,9 +78,9 @@ export const Decide = ({ rar, decision, onClose }: { rar: Full; decision: Decisi
                 <p>The workflow catalog could not be read; approving runs the recommended workflow.</p> :
                 (
                   <FormSelect id="workflow" value={workflow} onChange={(_, v) => setWorkflow(v)}>
-                    {recommendedId !== "" && <FormSelectOption value={recommendedId} label={`${recommended} (recommended)`} />}
-                    {catalog.filter((w) => w.id !== recommendedId).map((w) => (
-                      <FormSelectOption key={w.id} value={w.id} label={`${w.name}: ${w.description}`} />
+                    {recommendedName !== "" && <FormSelectOption value={recommendedName} label={`${recommended} (recommended)`} />}
+                    {catalog.filter((w) => w.name !== recommendedName).map((w) => (
+                      <FormSelectOption key={w.name} value={w.name} label={`${w.name}: ${w.description}`} />
                     ))}
                   </FormSelect>
                 )}
