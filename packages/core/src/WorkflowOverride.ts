@@ -38,7 +38,9 @@ const refused = (value: string, reason: OverrideRefusal, message: string) => new
 const active = (value: string, w: RemediationWorkflow) =>
   w.status === "Active"
     ? Effect.succeed(w)
-    : Effect.fail(refused(value, "WorkflowNotActive", `workflow override "${value}": RemediationWorkflow ${w.workflowName} ${w.version} is ${w.status} in the catalog`))
+    : Effect.fail(
+      refused(value, "WorkflowNotActive", `workflow override "${value}": RemediationWorkflow ${w.workflowName} ${w.version} is ${w.status} in the catalog`)
+    )
 
 /** The catalog entry an override runs, or why it cannot run. */
 export const resolveWorkflowOverride = <E>(catalog: WorkflowCatalog<E>, value: string) =>

@@ -12,7 +12,8 @@ import { grantStorageClient, startStorage } from "./support/StorageProcess.ts"
 
 const crv = `${apiGroup}/v1alpha1`
 
-const doc = (name: string, version = "1.0.0") => `apiVersion: ${crv}
+const doc = (name: string, version = "1.0.0") =>
+  `apiVersion: ${crv}
 kind: RemediationWorkflow
 metadata:
   name: ${name}
@@ -76,9 +77,17 @@ layer(InfraLive, { excludeTestServices: true, timeout: "120 seconds" })("decisio
       const details = yield* call(c, "svc_get_approval_request", { rar_id: "rar-by-name" })
       assert.deepStrictEqual(details.json.workflow_catalog.map((w: any) => [w.name, w.version]).sort(), [["scale-in", "1.0.0"], ["scale-out", "1.1.0"]])
 
-      yield* refused(c, { rar_name: "rar-unknown", workflow_override: "scale-sideways" }, /workflow override "scale-sideways" names no RemediationWorkflow in the catalog/)
+      yield* refused(
+        c,
+        { rar_name: "rar-unknown", workflow_override: "scale-sideways" },
+        /workflow override "scale-sideways" names no RemediationWorkflow in the catalog/
+      )
       yield* refused(c, { rar_name: "rar-unknown", workflow_override: "scale-retired" }, /RemediationWorkflow scale-retired 1\.0\.0 is Disabled in the catalog/)
-      yield* refused(c, { rar_name: "rar-unknown", decision: "Rejected", workflow_override: "scale-out" }, /a workflow override goes with decision Approved only/)
+      yield* refused(
+        c,
+        { rar_name: "rar-unknown", decision: "Rejected", workflow_override: "scale-out" },
+        /a workflow override goes with decision Approved only/
+      )
 
       const byName = yield* call(c, "svc_approve", { rar_name: "rar-by-name", decision: "Approved", workflow_override: "scale-out" })
       assert.isFalse(byName.isError, byName.text)
@@ -94,6 +103,10 @@ layer(InfraLive, { excludeTestServices: true, timeout: "120 seconds" })("decisio
       // No catalog to check against: the override is refused rather than written unchecked.
       const down = yield* startGateway({ storage: "down" })
       const d = yield* connect(down.url, yield* token("remediation-approver"))
-      yield* refused(d, { rar_name: "rar-unknown", workflow_override: "scale-out" }, /the workflow catalog cannot be read to check override "scale-out", please retry/)
+      yield* refused(
+        d,
+        { rar_name: "rar-unknown", workflow_override: "scale-out" },
+        /the workflow catalog cannot be read to check override "scale-out", please retry/
+      )
     }))
 })

@@ -11,7 +11,8 @@ import { harness, rr } from "./lifecycleHarness.ts"
 
 const config = { stabilizationWindow: Duration.minutes(1) }
 
-const doc = (name: string, version = "1.0.0") => `apiVersion: kubemend.io/v1alpha1
+const doc = (name: string, version = "1.0.0") =>
+  `apiVersion: kubemend.io/v1alpha1
 kind: RemediationWorkflow
 metadata:
   name: ${name}

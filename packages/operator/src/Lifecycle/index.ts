@@ -127,8 +127,10 @@ export const LifecycleLive: Layer.Layer<
  * overrides in the catalog, and the effectiveness monitor reads the resolved signals recorded there.
  */
 const LifecycleFromConfig = Layer.unwrapEffect(
-  Effect.map(Config.option(Config.string("url").pipe(Config.nested("storage"))), (url) =>
-    Option.isSome(url) ? LifecycleLive.pipe(Layer.provide(Storage.layerConfig)) : LifecycleLive)
+  Effect.map(
+    Config.option(Config.string("url").pipe(Config.nested("storage"))),
+    (url) => Option.isSome(url) ? LifecycleLive.pipe(Layer.provide(Storage.layerConfig)) : LifecycleLive
+  )
 )
 
 /** The controller namespace of the RRs (`lifecycle.namespace`, default `kubemend-system`). */
