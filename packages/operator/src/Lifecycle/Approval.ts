@@ -1,7 +1,8 @@
 /**
  * Approval: a RemediationApprovalRequest (`rar-<rr>`) for an analysis below the confidence threshold, with
  * `requiredBy` = now + the approval timeout (15 minutes by default), and what its decision does to the RR. `Approved`
- * moves on (a workflow override replaces the selected workflow), `Rejected` fails the RR. With no decision past
+ * moves on (a workflow override replaces the selected workflow; one the catalog cannot run takes the approval back),
+ * `Rejected` fails the RR. With no decision past
  * `requiredBy` the RAR gets decision `Expired` (decidedBy `system`) and the RR fails with failure phase `Approval`
  * (reference facts §13); until then `timeRemaining` is refreshed on every check (every 30 s).
  */
@@ -9,8 +10,7 @@ import { formatGoDuration } from "@kubemend/core/Config"
 import { rarDecision } from "@kubemend/core/domain/ApprovalRequest"
 import type { TargetResource } from "@kubemend/core/domain/Meta"
 import { notify } from "./Escalation.ts"
-import type { RemediationWorkflow } from "@kubemend/core/StorageApi"
-import { resolveWorkflowOverride, type WorkflowOverrideRefused } from "@kubemend/core/WorkflowOverride"
+import type { WorkflowOverrideRefused } from "@kubemend/core/WorkflowOverride"
 import { Duration, Effect, Either, Option } from "effect"
 import type { Reconciled } from "../Controller.ts"
 import { mergeConditions } from "../Platform/Status.ts"
@@ -27,6 +27,7 @@ import {
   type RemediationRequest,
   rrRef
 } from "./Objects.ts"
+import { approvedWorkflow } from "./Override.ts"
 import { type Env, selectionAudit, transition } from "./Transition.ts"
 
 /**
@@ -127,37 +128,6 @@ export const requestApproval = (env: Env, rr: RemediationRequest, ai: AIAnalysis
     yield* transition(env, rr, now, "AwaitingApproval", { remediationTarget: target, ...(refs === undefined ? {} : { notificationRequestRefs: refs }) })
     return { requeueAfter: Duration.min(env.config.routing.recheckInterval, env.config.timeouts.awaitingApproval) } satisfies Reconciled
   })
-
-/** The recommended workflow, as the RR's `selectedWorkflowRef`. */
-const recommended = (rar: RemediationApprovalRequest) => {
-  const w = rar.spec.recommendedWorkflow
-  return {
-    workflowId: w.workflowId,
-    ...(w.version === "" ? {} : { version: w.version }),
-    ...(w.workflowName === undefined ? {} : { workflowName: w.workflowName }),
-    ...(w.executionBundle === undefined ? {} : { executionBundle: w.executionBundle })
-  }
-}
-
-const refOf = (w: RemediationWorkflow) => ({
-  workflowId: w.workflowId,
-  version: w.version,
-  workflowName: w.workflowName,
-  ...(w.executionBundle === undefined ? {} : { executionBundle: w.executionBundle }),
-  ...(w.executionBundleDigest === undefined ? {} : { executionBundleDigest: w.executionBundleDigest })
-})
-
-/**
- * The workflow an approval leaves the RR with: the recommendation, or the catalog entry the override names (by
- * RemediationWorkflow name; a catalog id from older clients too). Without storage no workflow runs at all, so the
- * override is carried as given.
- */
-const approvedWorkflow = (env: Env, rar: RemediationApprovalRequest) => {
-  const override = rar.status?.workflowOverride?.workflowName
-  if (override === undefined || override === "") return Effect.succeed(recommended(rar))
-  if (env.catalog === undefined) return Effect.succeed({ workflowId: override, workflowName: override })
-  return Effect.map(resolveWorkflowOverride(env.catalog, override), refOf)
-}
 
 /**
  * An override naming no runnable workflow is refused as the reference's admission webhook refuses the write (a
