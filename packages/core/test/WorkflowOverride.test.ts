@@ -1,7 +1,7 @@
 /** What an override resolves to in core's in-memory catalog (the storage API's ids and version rules). */
 import { assert, describe, it } from "@effect/vitest"
 import { makeMemory } from "@kubemend/core/Storage/Memory"
-import { resolveWorkflowOverride, storageCatalog } from "@kubemend/core/WorkflowOverride"
+import { resolveWorkflowOverride, storageCatalog, WorkflowOverrideRefused } from "@kubemend/core/WorkflowOverride"
 import { Effect, Either } from "effect"
 
 const doc = (name: string, version = "1.0.0") =>
@@ -24,8 +24,11 @@ const catalog = Effect.gen(function* () {
   return { storage, register, resolve: (value: string) => Effect.either(resolveWorkflowOverride(storageCatalog(storage), value)) }
 })
 
-const refusal = <A, E extends { readonly reason: string; readonly message: string }>(r: Either.Either<A, E>) =>
-  Either.match(r, { onLeft: (e) => [e.reason, e.message], onRight: () => ["resolved", ""] })
+const refusal = <A, E extends { readonly _tag: string }>(r: Either.Either<A, E>) =>
+  Either.match(r, {
+    onLeft: (e) => (e instanceof WorkflowOverrideRefused ? [e.reason, e.message] : [e._tag, ""]),
+    onRight: () => ["resolved", ""]
+  })
 
 describe("workflow override resolution", () => {
   it.effect("a name is its latest version; an id (any case) its entry; neither is unknown", () =>
