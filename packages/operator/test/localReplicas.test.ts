@@ -5,8 +5,9 @@
  * both storage replicas on one database process; the agent keeps a client on one replica, as its Service's ClientIP
  * affinity does, until it dies. With Valkey (Redis on this machine and CI), the gateway replicas share their state:
  * an official MCP client whose every request takes a new connection is served by both, also once the replica that
- * opened its session is gone; without, each client stays on one gateway. A killed replica is skipped; Ctrl-C stops
- * every process.
+ * opened its session is gone; without, each client stays on one gateway. A killed replica is skipped. The controllers
+ * run as two operator processes under the Lease: `kill -9` of the leader and the other one leads within the lease
+ * duration and moves remediations on. Ctrl-C stops every process.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -120,7 +121,7 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
     expect(output).toContain(
       shared ? `Gateway replicas share MCP sessions, A2A tasks, session caps and rate limits in Valkey at ${valkeyUrl}` : "Gateway sessions are per replica"
     )
-    expect(output).toContain("The controllers run once, in this process, under the operator's Lease.")
+    expect(output).toContain("The controllers run as 2 operator processes under the Lease kubemend-operator")
   })
 
   it("connections to the APIs' urls reach both replicas in turn, but the agent's (and a gateway's without Valkey) stay on one", async () => {
@@ -206,6 +207,40 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
     }
   })
 
+  it("the controllers run as two operator processes under the Lease; a killed leader's lease passes to the other", { timeout: 120_000 }, async () => {
+    const { leaseName, replicas } = stack.controllers!
+    expect(replicas).toHaveLength(2)
+    for (const replica of replicas) {
+      expect(Fs.readFileSync(`/proc/${replica.pid}/cmdline`, "utf8")).toContain("packages/operator/src/main.ts")
+      // The standby is ready too: it is idle, not broken.
+      expect((await fetch(`${replica.healthUrl}/readyz`)).status, replica.identity).toBe(200)
+    }
+    const leaderGauge = async (replica: { readonly metricsUrl: string; readonly identity: string }) => {
+      const text = await fetch(`${replica.metricsUrl}/metrics`).then((r) => r.text())
+      const line = text.split("\n").find((l) => l.startsWith(`svc_leader{lease="${leaseName}",identity="${replica.identity}"}`))
+      return Number(line?.split(" ").pop())
+    }
+    const gauges = await Promise.all(replicas.map(leaderGauge))
+    expect([...gauges].sort()).toEqual([0, 1])
+    const leader = replicas[gauges.indexOf(1)]!
+    const standbyIndex = gauges.indexOf(0)
+    const standby = replicas[standbyIndex]!
+    const before = output.length
+    const killedAt = Date.now()
+    await kill(leader)
+    while ((await leaderGauge(standby)) !== 1) {
+      expect(Date.now() - killedAt, "the standby never took the lease").toBeLessThan(60_000)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    const failover = (Date.now() - killedAt) / 1000
+    console.log(`controller failover after kill -9 of the leader: ${failover.toFixed(1)} s (lease 15 s, retry period 2 s)`)
+    // The lease expires at most 15 s after the leader's last renew (before the kill); the standby tries every 2 s
+    // (jittered up to 2.4 s). A second for the gauge polls and a loaded machine.
+    expect(failover).toBeLessThanOrEqual(15 + 2.4 + 1)
+    // New signals keep coming: the new leader moves their remediations on.
+    await waitForOutput(() => output.slice(before), new RegExp(`\\[operator-${standbyIndex}\\] .*remediation \\S+: \\S+ -> `), child, 60_000)
+  })
+
   it("Ctrl-C stops every replica, the database process and the balancers", { timeout: 90_000 }, async () => {
     child.kill("SIGINT")
     expect(await exited).toBe(0)
@@ -215,5 +250,6 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
         await expect(fetch(`${target}/healthz`), target).rejects.toThrow()
       }
     }
+    for (const controller of stack.controllers!.replicas) await expect(fetch(`${controller.healthUrl}/healthz`)).rejects.toThrow()
   })
 })

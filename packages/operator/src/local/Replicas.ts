@@ -6,6 +6,7 @@
 import { freePort } from "@kubemend/core/FreePort"
 import { Effect, Option } from "effect"
 import { balance, type Balancing } from "./Balancer.ts"
+import type { Controllers } from "./Controllers.ts"
 import type { ServiceProcess } from "./Processes.ts"
 
 export interface Ports {
@@ -62,7 +63,9 @@ export const runReplicas = <E, R>(
 
 /** What a person running `LOCAL_REPLICAS=n` should know, printed after the summary. */
 export const replicaNotes = (
-  stack: Readonly<Record<"gateway" | "agent" | "storage" | "signals" | "console", { readonly replicas: ReadonlyArray<Replica> }>>,
+  stack: Readonly<Record<"gateway" | "agent" | "storage" | "signals" | "console", { readonly replicas: ReadonlyArray<Replica> }>> & {
+    readonly controllers?: Controllers
+  },
   valkey: Option.Option<string>
 ) =>
   [
@@ -80,6 +83,11 @@ export const replicaNotes = (
     }),
     "Agent investigation sessions are per replica (in memory): when the agent replica running one stops, the analysis",
     "controller finds the session gone on the next one and regenerates it (README, High availability).",
-    "The controllers run once, in this process, under the operator's Lease.",
+    ...(stack.controllers === undefined ? [] : [
+      `The controllers run as ${stack.controllers.replicas.length} operator processes under the Lease ${stack.controllers.leaseName}; one leads and`,
+      "reconciles, the others stand by (ready, idle) and take over once its lease expires. svc_leader{lease,identity}",
+      "is 1 on the leader's metrics:",
+      ...stack.controllers.replicas.map((r, i) => `  operator-${i} ${r.metricsUrl}/metrics (pid ${r.pid}, identity ${r.identity})`)
+    ]),
     ""
   ].join("\n")

@@ -20,6 +20,7 @@ import { layerInProcess } from "../Operator.ts"
 import { renderConsoleConfig, renderServiceConfigs } from "../Platform/RenderConfig.ts"
 import { runLocalKubelet } from "./Kubelet.ts"
 import { localElection } from "./Leadership.ts"
+import { runControllers } from "./Controllers.ts"
 import { seedCluster, serviceIdentity } from "./Cluster.ts"
 import { demoNamespace, imageWorkingSets, workflowNamespace } from "./Demo.ts"
 import { localScripts } from "./Investigations.ts"
@@ -202,9 +203,27 @@ export const localPlatform = Effect.gen(function* () {
     alerts,
     staticAlerts: demoAlerts().filter((a) => a.labels["namespace"] !== demoNamespace)
   })
-  const election = yield* localElection(kube.kubeConfig(), apiGroup)
-  yield* Layer.build(layerInProcess({ kubeconfig: kube.kubeConfig(), apiGroup, serviceAccount: { namespace, name: "kubemend-operator" } }))
-    .pipe(Effect.provide(election))
+  // One replica: the controllers in this process (a fast start); more: as many operator processes under the Lease.
+  const election = replicas === 1 ? yield* localElection(kube.kubeConfig(), apiGroup) : undefined
+  if (election !== undefined) {
+    yield* Layer.build(layerInProcess({ kubeconfig: kube.kubeConfig(), apiGroup, serviceAccount: { namespace, name: "kubemend-operator" } }))
+      .pipe(Effect.provide(election))
+  }
+  const controllers = replicas === 1 ? undefined : yield* runControllers({
+    count: replicas,
+    root,
+    dir,
+    kubeconfigFile: identities.operator.kubeconfigFile,
+    tokenFile: identities.operator.tokenFile,
+    apiGroup,
+    namespace,
+    caFile: tls.caFile,
+    agentUrl: api(ports.agent.port),
+    storageUrl: api(ports.storage.port),
+    policyUrl: opa.url,
+    inboxUrl: inbox.url,
+    workflowNamespace
+  })
   yield* awaitRbac(kube)
 
   // One storage replica runs its embedded database itself; several share one in a process of its own.
@@ -238,7 +257,9 @@ export const localPlatform = Effect.gen(function* () {
   // storage catalog (run by the local kubelet above), and a trickle of new signals so a connected client sees
   // remediations move. Audit events and catalog reads use the operator's own ServiceAccount token.
   const operatorToken = Redacted.make(identities.operator.token)
-  yield* Layer.build(
+  // The controller processes stop before the services they call (this finalizer runs before the services').
+  if (controllers !== undefined) yield* Effect.addFinalizer(() => controllers.stop)
+  if (election !== undefined) yield* Layer.build(
     lifecycleInProcess({
       kubeconfig: kube.kubeConfig(),
       namespace,
@@ -272,6 +293,7 @@ export const localPlatform = Effect.gen(function* () {
     storage: { url: api(ports.storage.port), healthUrl: url(ports.storage.healthPort), metricsUrl: url(ports.storage.metricsPort), replicas: storage },
     signals: { url: api(ports.signals.port), healthUrl: url(ports.signals.healthPort), metricsUrl: url(ports.signals.metricsPort), replicas: signals },
     tls: { caFile: tls.caFile },
+    ...(controllers === undefined ? {} : { controllers: controllers.controllers }),
     console: {
       url: url(ports.console.port),
       healthUrl: url(ports.console.healthPort),

@@ -1,5 +1,6 @@
 /** What `npm start` prints and writes to `.local/stack.json` (the shape README, tests and benchmarks rely on). */
 import { Duration, Effect, Schedule } from "effect"
+import type { Controllers } from "./Controllers.ts"
 import type { Replica } from "./Replicas.ts"
 
 export interface Endpoint {
@@ -18,6 +19,11 @@ export interface StackJson {
   readonly signals: Endpoint
   /** The devkit CA that signed every API's certificate (`url`s are https; health and metrics are plain http). */
   readonly tls: { readonly caFile: string }
+  /**
+   * The controller processes (LOCAL_REPLICAS > 1; absent with one replica, whose controllers run in the platform's
+   * own process), one leading under the Lease: `svc_leader{lease,identity}` is 1 on its metrics.
+   */
+  readonly controllers?: Controllers
   /** The web console (sign in through the dev issuer's persona page). */
   readonly console: Endpoint
   readonly kube: { readonly url: string }

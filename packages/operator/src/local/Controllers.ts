@@ -1,0 +1,94 @@
+/**
+ * `LOCAL_REPLICAS=n>1`: the controllers (platform and lifecycle) run as n operator processes, each the operator's own
+ * `main.ts` with a config file written here (as a cluster's operator reads its ConfigMap), so they elect a leader
+ * with the operator's Lease and a killed leader's Lease passes to another process. One replica keeps them in the
+ * platform's process (Run.ts), which starts faster.
+ */
+import { freePort } from "@kubemend/core/FreePort"
+import { Duration, Effect, ExecutionStrategy, Exit, Scope } from "effect"
+import * as Fs from "node:fs"
+import { hostname } from "node:os"
+import * as Path from "node:path"
+import * as Yaml from "yaml"
+import { OperatorConfig } from "../OperatorConfig.ts"
+import { spawnService, waitHealthy } from "./Processes.ts"
+
+/** One controller process as `.local/stack.json` lists it. */
+export interface ControllerReplica {
+  readonly pid: number
+  readonly healthUrl: string
+  readonly metricsUrl: string
+  /** Its holderIdentity in the Lease (`<host>_<pid>`, the operator's default off a cluster). */
+  readonly identity: string
+}
+
+export interface Controllers {
+  readonly replicas: ReadonlyArray<ControllerReplica>
+  /** The Lease they elect their leader with, in the controller namespace. */
+  readonly leaseName: string
+}
+
+export interface ControllerOptions {
+  readonly count: number
+  readonly root: string
+  readonly dir: string
+  readonly kubeconfigFile: string
+  readonly tokenFile: string
+  readonly apiGroup: string
+  readonly namespace: string
+  readonly caFile: string
+  readonly agentUrl: string
+  readonly storageUrl: string
+  readonly policyUrl: string
+  readonly inboxUrl: string
+  readonly workflowNamespace: string
+}
+
+/** What the in-process layers are given in Run.ts, as the operator's config file (OperatorConfig and the lifecycle's). */
+export const operatorConfig = (o: ControllerOptions, ports: { readonly healthPort: number; readonly metricsPort: number }) => ({
+  kubeconfig: o.kubeconfigFile,
+  apiGroup: o.apiGroup,
+  serviceAccount: { namespace: o.namespace, name: "kubemend-operator" },
+  bindAddress: "127.0.0.1",
+  ...ports,
+  tls: { caFile: o.caFile },
+  lifecycle: {
+    namespace: o.namespace,
+    agentUrl: o.agentUrl,
+    agentTokenFile: o.tokenFile,
+    policy: { url: o.policyUrl },
+    // The demo's alerts go through the signal service, not straight into the cluster.
+    signals: { enabled: false }
+  },
+  // Audit events, the catalog and delivery records, with the operator's own ServiceAccount token.
+  storage: { url: o.storageUrl, tokenFile: o.tokenFile },
+  workflowExecution: { workflowNamespace: o.workflowNamespace, pollInterval: "2s" },
+  notification: { receivers: [{ name: "local-inbox", webhook: { url: o.inboxUrl } }], defaultReceivers: ["local-inbox"] }
+})
+
+/**
+ * Starts the processes one after the other (the first is healthy, and so most likely leads, before the next starts).
+ * They live in a scope of their own, closed when the caller's closes or earlier through `stop`: the platform stops
+ * its controllers before the services they call, so their last audit events reach a storage still up.
+ */
+export const runControllers = (o: ControllerOptions) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const replicas: Array<ControllerReplica> = []
+    for (let index = 0; index < o.count; index++) {
+      const ports = { healthPort: yield* freePort, metricsPort: yield* freePort }
+      const configFile = Path.join(o.dir, `operator-${index}.yaml`)
+      Fs.writeFileSync(configFile, Yaml.stringify(operatorConfig(o, ports)))
+      // Not quiet: the controllers' log (every remediation's transitions) is what the in-process ones printed.
+      const proc = yield* Scope.extend(
+        spawnService({ name: "operator", label: `operator-${index}`, root: o.root, configFile, quiet: false }, Duration.seconds(10)),
+        scope
+      )
+      const healthUrl = `http://127.0.0.1:${ports.healthPort}`
+      yield* waitHealthy(proc, `${healthUrl}/healthz`, Duration.seconds(60))
+      const pid = proc.child.pid ?? 0
+      replicas.push({ pid, healthUrl, metricsUrl: `http://127.0.0.1:${ports.metricsPort}`, identity: `${hostname()}_${pid}` })
+    }
+    const controllers: Controllers = { replicas, leaseName: OperatorConfig.defaults.leaderElection.leaseName }
+    return { controllers, stop: Scope.close(scope, Exit.void) }
+  })
