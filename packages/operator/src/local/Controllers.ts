@@ -14,7 +14,7 @@ import { OperatorConfig } from "../OperatorConfig.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
 
 /** One controller process as `.local/stack.json` lists it. */
-export interface ControllerReplica {
+interface ControllerReplica {
   readonly pid: number
   readonly healthUrl: string
   readonly metricsUrl: string
@@ -28,7 +28,7 @@ export interface Controllers {
   readonly leaseName: string
 }
 
-export interface ControllerOptions {
+interface ControllerOptions {
   readonly count: number
   readonly root: string
   readonly dir: string
@@ -45,7 +45,7 @@ export interface ControllerOptions {
 }
 
 /** What the in-process layers are given in Run.ts, as the operator's config file (OperatorConfig and the lifecycle's). */
-export const operatorConfig = (o: ControllerOptions, ports: { readonly healthPort: number; readonly metricsPort: number }) => ({
+const operatorConfig = (o: ControllerOptions, ports: { readonly healthPort: number; readonly metricsPort: number }) => ({
   kubeconfig: o.kubeconfigFile,
   apiGroup: o.apiGroup,
   serviceAccount: { namespace: o.namespace, name: "kubemend-operator" },
@@ -58,7 +58,10 @@ export const operatorConfig = (o: ControllerOptions, ports: { readonly healthPor
     agentTokenFile: o.tokenFile,
     policy: { url: o.policyUrl },
     // The demo's alerts go through the signal service, not straight into the cluster.
-    signals: { enabled: false }
+    signals: { enabled: false },
+    // These processes start before the agent (the platform controller renders the RBAC the services need): the
+    // seeded analyses' retries stay at most this far apart, so they reach the agent soon after it is up.
+    backoffMax: "10s"
   },
   // Audit events, the catalog and delivery records, with the operator's own ServiceAccount token.
   storage: { url: o.storageUrl, tokenFile: o.tokenFile },

@@ -259,22 +259,24 @@ export const localPlatform = Effect.gen(function* () {
   const operatorToken = Redacted.make(identities.operator.token)
   // The controller processes stop before the services they call (this finalizer runs before the services').
   if (controllers !== undefined) yield* Effect.addFinalizer(() => controllers.stop)
-  if (election !== undefined) yield* Layer.build(
-    lifecycleInProcess({
-      kubeconfig: kube.kubeConfig(),
-      namespace,
-      apiGroup,
-      agentUrl: api(ports.agent.port),
-      agentToken: Option.some(Redacted.make(identities.operator.token)),
-      policy: { url: opa.url },
-      notification: { receivers: [{ name: "local-inbox", channel: "webhook", url: inbox.url }], defaultReceivers: ["local-inbox"] },
-      storage: Storage.layer({ baseUrl: api(ports.storage.port), token: operatorToken }),
-      execution: { workflowNamespace, pollInterval: Duration.seconds(2) },
-      // The demo's alerts go through the signal service (below), not straight into the cluster.
-      signals: { enabled: false, namespace: demoNamespace },
-      audit: LifecycleAudit.layerStorage({ baseUrl: api(ports.storage.port), token: operatorToken })
-    })
-  ).pipe(Effect.provide(election))
+  if (election !== undefined) {
+    yield* Layer.build(
+      lifecycleInProcess({
+        kubeconfig: kube.kubeConfig(),
+        namespace,
+        apiGroup,
+        agentUrl: api(ports.agent.port),
+        agentToken: Option.some(Redacted.make(identities.operator.token)),
+        policy: { url: opa.url },
+        notification: { receivers: [{ name: "local-inbox", channel: "webhook", url: inbox.url }], defaultReceivers: ["local-inbox"] },
+        storage: Storage.layer({ baseUrl: api(ports.storage.port), token: operatorToken }),
+        execution: { workflowNamespace, pollInterval: Duration.seconds(2) },
+        // The demo's alerts go through the signal service (below), not straight into the cluster.
+        signals: { enabled: false, namespace: demoNamespace },
+        audit: LifecycleAudit.layerStorage({ baseUrl: api(ports.storage.port), token: operatorToken })
+      })
+    ).pipe(Effect.provide(election))
+  }
   yield* runSignalGenerator({
     signalsUrl: api(ports.signals.port),
     token: alertmanagerToken,
