@@ -1,16 +1,17 @@
 /**
- * `LOCAL_REPLICAS=n>1`: the controllers (platform and lifecycle) run as n operator processes, each the operator's own
- * `main.ts` with a config file written here (as a cluster's operator reads its ConfigMap), so they elect a leader
- * with the operator's Lease and a killed leader's Lease passes to another process. One replica keeps them in the
- * platform's process (Run.ts), which starts faster.
+ * The local platform's controllers (platform and lifecycle). `LOCAL_REPLICAS=n>1`: n operator processes, each the
+ * operator's own `main.ts` with a config file written here (as a cluster's operator reads its ConfigMap), so they
+ * elect a leader with the operator's Lease and a killed leader's Lease passes to another process. One replica keeps
+ * them in the platform's process (Leadership.ts), which starts faster.
  */
 import { freePort } from "@kubemend/core/FreePort"
-import { Duration, Effect, ExecutionStrategy, Exit, Scope } from "effect"
+import { Duration, Effect, ExecutionStrategy, Exit, Option, Scope } from "effect"
 import * as Fs from "node:fs"
 import { hostname } from "node:os"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
 import { OperatorConfig } from "../OperatorConfig.ts"
+import { inProcessControllers } from "./Leadership.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
 
 /** One controller process as `.local/stack.json` lists it. */
@@ -28,11 +29,15 @@ export interface Controllers {
   readonly leaseName: string
 }
 
-interface ControllerOptions {
+export interface ControllerOptions {
   readonly count: number
   readonly root: string
   readonly dir: string
+  /** Kubeconfig YAML of the in-process controllers (the dev API server's own, as before they ran as processes). */
+  readonly kubeconfig: string
+  /** The operator identity's kubeconfig file, for the processes, and its ServiceAccount token. */
   readonly kubeconfigFile: string
+  readonly token: string
   readonly tokenFile: string
   readonly apiGroup: string
   readonly namespace: string
@@ -71,10 +76,9 @@ const operatorConfig = (o: ControllerOptions, ports: { readonly healthPort: numb
 
 /**
  * Starts the processes one after the other (the first is healthy, and so most likely leads, before the next starts).
- * They live in a scope of their own, closed when the caller's closes or earlier through `stop`: the platform stops
- * its controllers before the services they call, so their last audit events reach a storage still up.
+ * They live in a scope of their own, closed when the caller's closes or earlier (`servicesUp`'s finalizer).
  */
-export const runControllers = (o: ControllerOptions) =>
+const controllerProcesses = (o: ControllerOptions) =>
   Effect.gen(function* () {
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const replicas: Array<ControllerReplica> = []
@@ -93,5 +97,13 @@ export const runControllers = (o: ControllerOptions) =>
       replicas.push({ pid, healthUrl, metricsUrl: `http://127.0.0.1:${ports.metricsPort}`, identity: `${hostname()}_${pid}` })
     }
     const controllers: Controllers = { replicas, leaseName: OperatorConfig.defaults.leaderElection.leaseName }
-    return { controllers, stop: Scope.close(scope, Exit.void) }
+    // Added once the services run, this finalizer runs before theirs.
+    return { processes: Option.some(controllers), servicesUp: Effect.addFinalizer(() => Scope.close(scope, Exit.void)) }
   })
+
+/**
+ * The controllers, from before the services start (the platform controller renders the RBAC they need). Run
+ * `servicesUp` once the services answer: it starts what runs in process after them, and makes the controllers stop
+ * before the services they call, so their last audit events reach a storage still up.
+ */
+export const startControllers = (o: ControllerOptions) => o.count === 1 ? inProcessControllers(o) : controllerProcesses(o)

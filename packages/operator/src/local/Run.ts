@@ -7,20 +7,16 @@ import * as ScriptedLlm from "@kubemend/core/devkit/ScriptedLlm"
 import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { noConsole, personas } from "@kubemend/core/Personas"
 import { duration } from "@kubemend/core/Config"
-import { Storage } from "@kubemend/core/Storage"
 import { trustAuthority } from "@kubemend/core/Tls/Trust"
-import { Config, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Config, Duration, Effect, Either, Option } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
-import { LifecycleAudit, layerInProcess as lifecycleInProcess } from "../Lifecycle/index.ts"
 import { notificationInbox } from "./NotificationInbox.ts"
-import { layerInProcess } from "../Operator.ts"
 import { renderConsoleConfig, renderServiceConfigs } from "../Platform/RenderConfig.ts"
 import { runLocalKubelet } from "./Kubelet.ts"
-import { localElection } from "./Leadership.ts"
-import { runControllers } from "./Controllers.ts"
+import { startControllers } from "./Controllers.ts"
 import { seedCluster, serviceIdentity } from "./Cluster.ts"
 import { demoNamespace, imageWorkingSets, workflowNamespace } from "./Demo.ts"
 import { localScripts } from "./Investigations.ts"
@@ -203,17 +199,13 @@ export const localPlatform = Effect.gen(function* () {
     alerts,
     staticAlerts: demoAlerts().filter((a) => a.labels["namespace"] !== demoNamespace)
   })
-  // One replica: the controllers in this process (a fast start); more: as many operator processes under the Lease.
-  const election = replicas === 1 ? yield* localElection(kube.kubeConfig(), apiGroup) : undefined
-  if (election !== undefined) {
-    yield* Layer.build(layerInProcess({ kubeconfig: kube.kubeConfig(), apiGroup, serviceAccount: { namespace, name: "kubemend-operator" } }))
-      .pipe(Effect.provide(election))
-  }
-  const controllers = replicas === 1 ? undefined : yield* runControllers({
+  const controllers = yield* startControllers({
     count: replicas,
     root,
     dir,
+    kubeconfig: kube.kubeConfig(),
     kubeconfigFile: identities.operator.kubeconfigFile,
+    token: identities.operator.token,
     tokenFile: identities.operator.tokenFile,
     apiGroup,
     namespace,
@@ -253,30 +245,8 @@ export const localPlatform = Effect.gen(function* () {
       })
   )
 
-  // The remediation lifecycle: analyses through the agent's REST contract, approvals, blocks, workflow Jobs from the
-  // storage catalog (run by the local kubelet above), and a trickle of new signals so a connected client sees
-  // remediations move. Audit events and catalog reads use the operator's own ServiceAccount token.
-  const operatorToken = Redacted.make(identities.operator.token)
-  // The controller processes stop before the services they call (this finalizer runs before the services').
-  if (controllers !== undefined) yield* Effect.addFinalizer(() => controllers.stop)
-  if (election !== undefined) {
-    yield* Layer.build(
-      lifecycleInProcess({
-        kubeconfig: kube.kubeConfig(),
-        namespace,
-        apiGroup,
-        agentUrl: api(ports.agent.port),
-        agentToken: Option.some(Redacted.make(identities.operator.token)),
-        policy: { url: opa.url },
-        notification: { receivers: [{ name: "local-inbox", channel: "webhook", url: inbox.url }], defaultReceivers: ["local-inbox"] },
-        storage: Storage.layer({ baseUrl: api(ports.storage.port), token: operatorToken }),
-        execution: { workflowNamespace, pollInterval: Duration.seconds(2) },
-        // The demo's alerts go through the signal service (below), not straight into the cluster.
-        signals: { enabled: false, namespace: demoNamespace },
-        audit: LifecycleAudit.layerStorage({ baseUrl: api(ports.storage.port), token: operatorToken })
-      })
-    ).pipe(Effect.provide(election))
-  }
+  // The remediation lifecycle (in process) and a trickle of new signals, so a connected client sees remediations move.
+  yield* controllers.servicesUp
   yield* runSignalGenerator({
     signalsUrl: api(ports.signals.port),
     token: alertmanagerToken,
@@ -295,7 +265,7 @@ export const localPlatform = Effect.gen(function* () {
     storage: { url: api(ports.storage.port), healthUrl: url(ports.storage.healthPort), metricsUrl: url(ports.storage.metricsPort), replicas: storage },
     signals: { url: api(ports.signals.port), healthUrl: url(ports.signals.healthPort), metricsUrl: url(ports.signals.metricsPort), replicas: signals },
     tls: { caFile: tls.caFile },
-    ...(controllers === undefined ? {} : { controllers: controllers.controllers }),
+    ...Option.match(controllers.processes, { onNone: () => ({}), onSome: (c) => ({ controllers: c }) }),
     console: {
       url: url(ports.console.port),
       healthUrl: url(ports.console.healthPort),
