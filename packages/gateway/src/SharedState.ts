@@ -9,10 +9,13 @@
  * limits, records only this replica wrote), says so through `degraded`, the `af_gateway_shared_state_degraded`
  * gauge and `/readyz` detail, and goes back to Valkey once a ping every `valkey.recoveryInterval` succeeds.
  *
+ * Announcements (`announce`/`notices`, Valkey's pub/sub) tell every replica at once that something changed, e.g. that
+ * an MCP session ended, so none goes on serving a copy it holds in memory.
+ *
  * Expiry is decided with Effect's Clock in both stores (Valkey's own TTLs only collect garbage), so both behave the
  * same under TestClock.
  */
-import { Context, type Duration, Effect, Layer, Option } from "effect"
+import { Context, type Duration, Effect, Layer, Option, type Stream } from "effect"
 import type { BucketSpec, Take } from "./Edge/Buckets.ts"
 import { GatewayConfig } from "./GatewayConfig.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
@@ -26,6 +29,9 @@ export type Admission = "admitted" | "user-full" | "total-full"
 
 /** What `takeAll` answered: every token taken, or which bucket (index into the takes) refused and the wait. */
 export type Takes = { readonly ok: true } | { readonly ok: false; readonly refused: number; readonly retryAfterSeconds: number }
+
+/** What `notices` tells: a message announced on its topic, or that announcements may have been missed meanwhile. */
+export type Notice = { readonly _tag: "Announced"; readonly message: string } | { readonly _tag: "Missed" }
 
 export interface SlotLimits {
   /** Slots held at once across all users. */
@@ -58,6 +64,13 @@ export interface Store<E> {
    * untouched): several limits of one request in one round trip, counted as lone `take`s in that order would be.
    */
   readonly takeAll: (takes: ReadonlyArray<readonly [key: string, spec: BucketSpec]>) => Effect.Effect<Takes, E>
+  /**
+   * Tells `message` to every replica watching `topic` (this one too), at once and not kept: a replica cut off from
+   * the store meanwhile misses it, and its `notices` say `Missed` once it is back.
+   */
+  readonly announce: (topic: string, message: string) => Effect.Effect<void, E>
+  /** What is announced on `topic` from now on, and `Missed` whenever some of it may have been lost. */
+  readonly notices: (topic: string) => Stream.Stream<Notice>
   /** Succeeds when the store answers. */
   readonly ping: Effect.Effect<void, E>
 }

@@ -2,17 +2,19 @@
  * Two gateway replicas (real HTTP servers) sharing a real Redis, as behind a load balancer without session
  * affinity: an MCP session opened on A is served by B (the official SDK client, its requests routed to whichever
  * replica the test names), also after A is gone; an A2A task run on A is read on B and its conversation continues
- * there; the per-user session cap counts both replicas. A replica whose Valkey is unreachable keeps serving and
- * says so on /readyz and in its metrics.
+ * there; the per-user session cap counts both replicas; a session ended on one replica answers 404 on the other at
+ * once, or once it is back in touch with Valkey. A replica whose Valkey is unreachable keeps serving and says so on
+ * /readyz and in its metrics.
  */
 import { assert, layer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { type StreamResponse, TaskState } from "@a2a-js/sdk"
-import { Effect, Fiber, Option } from "effect"
+import { Duration, Effect, Fiber, Option, Schedule } from "effect"
 import { clientFor, send, statusUpdates, textOf } from "./a2a-sdk.ts"
 import { InfraLive, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
 import { initializeBody, mcpHeaders, raw } from "./support/Client.ts"
+import { startProxy } from "./support/Proxy.ts"
 import { requireRedis, skipRedis, uniquePrefix, unreachable, valkeySettings } from "./support/Redis.ts"
 
 const scripts = [
@@ -85,6 +87,62 @@ layer(InfraLive, { excludeTestServices: true })(skipRedis ? `${title} (skipped: 
         token: sre
       })
       assert.strictEqual(ended.status, 404)
+    }))
+
+  it.scoped.skipIf(skipRedis)("a session ended on A answers 404 on B, which held a copy of it, at the very next request", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* replicas
+      const sre = yield* token("sre")
+      const route = { to: a }
+      const { client, transport } = yield* balancedClient(sre, route)
+      const sessionId = transport.sessionId!
+      // B serves the session too, so it holds a copy of it in memory.
+      route.to = b
+      assert.isFalse((yield* Effect.promise(() => client.callTool({ name: "svc_list_remediations", arguments: {} }))).isError === true)
+
+      route.to = a
+      yield* Effect.promise(() => transport.terminateSession())
+      const onB = yield* raw(`${b.url}/mcp`, {
+        method: "POST",
+        headers: { ...mcpHeaders, "mcp-session-id": sessionId },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }),
+        token: sre
+      })
+      assert.strictEqual(onB.status, 404)
+      // Its slot was freed everywhere: three new sessions fit the per-user cap of three.
+      for (const gw of [a, b, b]) assert.strictEqual((yield* mcpInitialize(gw, sre)).status, 200)
+    }))
+
+  it.scoped.skipIf(skipRedis)("B, cut off from Valkey while the session ended on A, drops its copy once Valkey is back", () =>
+    Effect.gen(function* () {
+      yield* requireRedis
+      const direct = valkeySettings(yield* uniquePrefix("gap"), { recoveryInterval: Duration.millis(50) })
+      const proxy = yield* startProxy(direct)
+      const a = yield* startTestGateway({ scripts, valkey: Option.some(direct) })
+      const b = yield* startTestGateway({ scripts, valkey: Option.some({ ...direct, host: "127.0.0.1", port: proxy.port }) })
+      const sre = yield* token("sre")
+      const route = { to: a }
+      const { client, transport } = yield* balancedClient(sre, route)
+      const sessionId = transport.sessionId!
+      route.to = b
+      assert.isFalse((yield* Effect.promise(() => client.callTool({ name: "svc_list_remediations", arguments: {} }))).isError === true)
+
+      // B does not hear that the session ended: it is cut off.
+      yield* proxy.cut
+      route.to = a
+      yield* Effect.promise(() => transport.terminateSession())
+      yield* proxy.restore
+      // While degraded B may still serve its copy; once it is back it finds the record gone. No timing is asserted.
+      yield* raw(`${b.url}/mcp`, {
+        method: "POST",
+        headers: { ...mcpHeaders, "mcp-session-id": sessionId },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 10, method: "tools/list" }),
+        token: sre
+      }).pipe(
+        Effect.map((r) => r.status),
+        Effect.repeat({ schedule: Schedule.spaced(Duration.millis(100)), until: (status) => status === 404 }),
+        Effect.timeoutFail({ duration: Duration.seconds(15), onTimeout: () => "B kept serving the ended session" })
+      )
     }))
 
   it.scoped.skipIf(skipRedis)("an A2A task run on A is read on B, and its conversation continues on B", () =>

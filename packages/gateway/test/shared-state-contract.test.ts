@@ -5,12 +5,12 @@
  * racing replicas never overshoot a cap.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, TestClock } from "effect"
+import { Context, Duration, Effect, Fiber, Layer, Option, Schedule, Stream, TestClock } from "effect"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Sar } from "@kubemend/core/Sar"
 import { perMinute } from "../src/Edge/Buckets.ts"
 import { GatewayMetrics } from "../src/GatewayMetrics.ts"
-import { SharedState } from "../src/SharedState.ts"
+import { SharedState, type SharedStateService } from "../src/SharedState.ts"
 import { requireRedis, skipRedis, uniquePrefix, unreachable, valkeySettings } from "./support/Redis.ts"
 
 const metrics = GatewayMetrics.Default.pipe(Layer.provide(Layer.mergeAll(Sar.layerAllowAll, Metrics.Default)))
@@ -25,6 +25,31 @@ const layers = {
     return valkeyReplica(yield* uniquePrefix("contract"))
   }))
 } as const
+
+/**
+ * What `watcher` hears on `topic`, from the moment `announcer`'s probes on it reach it (a watch starts in the
+ * background; with Valkey its subscription takes a round trip), probes left out.
+ */
+const listen = (watcher: SharedStateService, announcer: SharedStateService, topic: string) =>
+  Effect.gen(function* () {
+    const heard: Array<string> = []
+    const fiber = yield* watcher.notices(topic).pipe(
+      Stream.runForEach((n) => Effect.sync(() => void heard.push(n._tag === "Announced" ? n.message : "(missed)"))),
+      Effect.forkScoped
+    )
+    yield* announcer.announce(topic, "probe").pipe(
+      Effect.repeat({ schedule: Schedule.spaced(Duration.millis(10)), while: () => heard.length === 0 }),
+      Effect.timeoutFail({ duration: Duration.seconds(5), onTimeout: () => "the watch never started" })
+    )
+    /** Waits for `last`, then answers what was heard besides the probes. */
+    const until = (last: string) =>
+      Effect.sync(() => heard.includes(last)).pipe(
+        Effect.repeat({ schedule: Schedule.spaced(Duration.millis(5)), until: (arrived) => arrived }),
+        Effect.timeoutFail({ duration: Duration.seconds(5), onTimeout: () => `${last} never arrived: ${heard.join(", ")}` }),
+        Effect.map(() => heard.filter((m) => m !== "probe"))
+      )
+    return { until, fiber }
+  })
 
 const limits = { total: 3, perUser: 2 }
 const ttl = Duration.minutes(5)
@@ -115,6 +140,17 @@ for (const [name, layer] of Object.entries(layers)) {
         assert.deepStrictEqual(yield* s.takeAll([]), { ok: true })
       })))
 
+    it.live("announcements reach the topic's watchers in order, and no other topic's", () =>
+      run(Effect.gen(function* () {
+        const s = yield* SharedState
+        const { fiber, until } = yield* listen(s, s, "ends")
+        yield* s.announce("other", "not for ends")
+        yield* s.announce("ends", "one")
+        yield* s.announce("ends", "two")
+        assert.deepStrictEqual(yield* until("two"), ["one", "two"])
+        yield* Fiber.interrupt(fiber)
+      })))
+
     it.effect("answers pings and is not degraded while its store answers", () =>
       run(Effect.gen(function* () {
         const s = yield* SharedState
@@ -149,6 +185,16 @@ describe.skipIf(skipRedis)("shared state: two Valkey replicas", () => {
       assert.isTrue((yield* b.take("rl:user:alice", spec)).ok)
       assert.isFalse((yield* a.take("rl:user:alice", spec)).ok)
     }))
+
+  it.live("an announcement on one replica reaches the watchers on the other", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* twoReplicas
+      const onB = yield* listen(b, a, "ends")
+      const onA = yield* listen(a, a, "ends")
+      yield* a.announce("ends", "session-1")
+      assert.deepStrictEqual(yield* onB.until("session-1"), ["session-1"])
+      assert.deepStrictEqual(yield* onA.until("session-1"), ["session-1"])
+    }).pipe(Effect.scoped))
 
   it.scoped("racing replicas never hold more slots than the caps allow", () =>
     Effect.gen(function* () {

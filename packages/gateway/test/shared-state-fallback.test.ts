@@ -1,18 +1,18 @@
 /**
  * Valkey unreachable: the shared state keeps answering from the replica's own memory (per-replica limits), reports
  * the state (`degraded`, the `af_gateway_shared_state_degraded` gauge), stops waiting on Valkey, and goes back to it
- * by itself. The switching logic under TestClock with a store that fails on demand; then a real Redis behind a
+ * by itself, telling watchers of announcements that some may have been lost. The switching logic under TestClock with a store that fails on demand; then a real Redis behind a
  * proxy the test cuts and restores, and a Valkey address where nothing listens.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, Ref, Schedule, TestClock } from "effect"
+import { Context, Duration, Effect, Layer, Option, Ref, Schedule, Stream, TestClock } from "effect"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Sar } from "@kubemend/core/Sar"
 import { perMinute } from "../src/Edge/Buckets.ts"
 import { GatewayMetrics } from "../src/GatewayMetrics.ts"
 import { memoryStore } from "../src/Shared/Memory.ts"
 import { resilient } from "../src/Shared/Resilient.ts"
-import { SharedState } from "../src/SharedState.ts"
+import { type Notice, SharedState } from "../src/SharedState.ts"
 import { startProxy } from "./support/Proxy.ts"
 import { requireRedis, skipRedis, uniquePrefix, unreachable, valkeySettings } from "./support/Redis.ts"
 
@@ -41,6 +41,8 @@ const flaky = Effect.gen(function* () {
       slotsInUse: gate(inner.slotsInUse),
       take: (...a: Parameters<typeof inner.take>) => gate(inner.take(...a)),
       takeAll: (...a: Parameters<typeof inner.takeAll>) => gate(inner.takeAll(...a)),
+      announce: (topic: string, message: string) => gate(inner.announce(topic, message)),
+      notices: inner.notices,
       ping: gate(inner.ping)
     }
   }
@@ -95,13 +97,15 @@ describe("shared state fallback", () => {
 })
 
 describe.skipIf(skipRedis)(skipRedis ? `shared state on a Redis that goes away (skipped: ${unreachable})` : "shared state on a Redis that goes away", () => {
-  it.live("degrades when the connection is cut and recovers by itself once Redis is reachable again", () =>
+  it.live("degrades when the connection is cut and recovers by itself once Redis is reachable again; watchers hear of the gap", () =>
     Effect.gen(function* () {
       yield* requireRedis
       const direct = valkeySettings(yield* uniquePrefix("fallback"), { recoveryInterval: Duration.millis(50) })
       const proxy = yield* startProxy(direct)
       const settings = { ...direct, host: "127.0.0.1", port: proxy.port }
       const shared = Context.get(yield* Layer.build(SharedState.layerValkey(settings)), SharedState)
+      const heard: Array<Notice["_tag"]> = []
+      yield* shared.notices("ends").pipe(Stream.runForEach((n) => Effect.sync(() => void heard.push(n._tag))), Effect.forkScoped)
       yield* shared.put("r", "before", Duration.minutes(1))
       yield* proxy.cut
       assert.deepStrictEqual(yield* shared.get("r"), Option.none(), "the replica's own memory never had it")
@@ -113,5 +117,10 @@ describe.skipIf(skipRedis)(skipRedis ? `shared state on a Redis that goes away (
         Effect.timeoutFail({ duration: Duration.seconds(15), onTimeout: () => "never recovered" })
       )
       assert.deepStrictEqual(yield* shared.get("r"), Option.some("before"))
+      // Announcements made while the connection was cut are lost: the watcher is told so once it is back.
+      yield* Effect.sync(() => heard.includes("Missed")).pipe(
+        Effect.repeat({ schedule: Schedule.spaced(Duration.millis(50)), until: (told) => told }),
+        Effect.timeoutFail({ duration: Duration.seconds(15), onTimeout: () => `never told of the gap: ${heard.join(", ")}` })
+      )
     }).pipe(Effect.provide(metricsLayer), Effect.scoped))
 })

@@ -11,11 +11,14 @@
  * replica that gets a request for a session it does not hold re-creates it from the record (SessionRecord.ts), so
  * sessions survive the replica that started them. A replica's idle sweep or shutdown then only drops its own copy;
  * the session ends (slot freed, record deleted) on `DELETE /mcp` or once no replica used it for the idle timeout.
+ * Ending it is announced (`ended`) to every replica, which drops its copy at once, so a session deleted on one
+ * replica answers 404 on all without a Valkey read per request; a replica that may have missed announcements
+ * (its connection to Valkey was lost) checks the records of the copies it holds.
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { Clock, Deferred, Duration, Effect, ExecutionStrategy, Exit, Option, Runtime, Schedule, Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, ExecutionStrategy, Exit, Option, Runtime, Schedule, Scope, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { SessionNotFound } from "@kubemend/core/Errors"
 import { AgentClient, type AgentLink } from "../AgentClient.ts"
@@ -27,6 +30,11 @@ import { GatewayMetrics } from "../GatewayMetrics.ts"
 import { SharedState } from "../SharedState.ts"
 import { makeServerFactory } from "./Server.ts"
 import { initializeParams, recordKey, replayHandshake, type SessionRecord } from "./SessionRecord.ts"
+
+/** Where replicas announce the sessions that ended (their ids). */
+const endedTopic = "mcp:ended"
+/** Ended session ids remembered for re-creations in progress (a re-creation takes milliseconds). */
+const maxEndedKept = 1000
 
 export interface McpSession {
   readonly owner: string
@@ -55,13 +63,14 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
     const makeServer = yield* makeServerFactory
     const scope = yield* Effect.scope
     const runtime = yield* Effect.runtime<never>()
-    const runFork = Runtime.runFork(runtime)
     const runPromise = Runtime.runPromise(runtime)
     const idle = config.sessionIdleTimeout
     const idleMs = Duration.toMillis(idle)
     // One replica alone never needs a record: nobody else could serve the session.
     const sharing = shared.backend === "valkey"
     const open = new Map<string, Open>()
+    /** Sessions announced ended lately: one being re-created here meanwhile is dropped once it is. */
+    const ended = new Set<string>()
     const adopting = new Map<string, Deferred.Deferred<McpSession, SessionNotFound>>()
 
     const publish = Effect.suspend(() => metrics.sessionsOpen(open.size))
@@ -77,7 +86,9 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
           Effect.zipRight(Scope.close(s.scope, Exit.void)),
           Effect.zipRight(
             end
-              ? Effect.zipRight(slots.release(s.record.slot, s.owner), sharing ? shared.remove(recordKey(id)) : Effect.void)
+              ? Effect.all([slots.release(s.record.slot, s.owner), ...(sharing ? [shared.remove(recordKey(id)), shared.announce(endedTopic, id)] : [])], {
+                discard: true
+              })
               : slots.forget(s.record.slot)
           ),
           Effect.zipRight(publish)
@@ -108,9 +119,8 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
             id = sid
             return runPromise(onInitialized(sid, session))
           },
-          onsessionclosed: (sid) => {
-            runFork(closeSession(sid, true))
-          }
+          // Awaited by the SDK: the DELETE is answered once every replica was told.
+          onsessionclosed: (sid) => runPromise(closeSession(sid, true))
         })
         server = makeServer({ sessionId: () => id, agent: link })
         const session: McpSession = { owner, transport, server, busy: 0, lastUsed: now }
@@ -170,7 +180,12 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
             Effect.sync(() => void open.set(sid, Object.assign(session, { scope: sessionScope, record, savedAt: now }))),
             publish
           ))
-        if (!(yield* replayHandshake(session.transport, id, record.initialize))) {
+        const replayed = yield* replayHandshake(session.transport, id, record.initialize)
+        if (replayed && ended.has(id)) {
+          yield* closeSession(id, false)
+          return yield* missing
+        }
+        if (!replayed) {
           yield* Effect.logWarning("could not re-create an MCP session from its record").pipe(Effect.annotateLogs("mcp_session_id", id))
           yield* closeSession(id, false)
           yield* Scope.close(sessionScope, Exit.void)
@@ -240,6 +255,21 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
       yield* Effect.forEach(stale, (id) => Effect.flatMap(idleEverywhere(id, now), (end) => closeSession(id, end)), { discard: true })
     })
     yield* sweep.pipe(Effect.repeat(Schedule.spaced(Duration.min(Duration.minutes(1), idle))), Effect.forkScoped)
+
+    /** Drops this replica's copy of each session that ended elsewhere; after a gap, of each whose record is gone. */
+    const followEnds = shared.notices(endedTopic).pipe(
+      Stream.runForEach((notice) =>
+        notice._tag === "Announced"
+          ? Effect.zipRight(Effect.sync(() => remember(notice.message)), closeSession(notice.message, false))
+          : Effect.forEach([...open.keys()], (id) =>
+            Effect.flatMap(shared.get(recordKey(id)), (record) => Option.isNone(record) ? closeSession(id, false) : Effect.void), { discard: true })
+      )
+    )
+    const remember = (id: string) => {
+      ended.add(id)
+      if (ended.size > maxEndedKept) ended.delete(ended.values().next().value!)
+    }
+    if (sharing) yield* Effect.forkScoped(followEnds)
     // Shared sessions outlive this replica: another one serves their next request.
     yield* Effect.addFinalizer(() => Effect.forEach([...open.keys()], (id) => closeSession(id, !sharing), { discard: true }))
     yield* publish

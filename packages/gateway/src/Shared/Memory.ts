@@ -2,18 +2,21 @@
  * The shared-state store in one replica's memory: the default without Valkey, and the fallback while Valkey is
  * unreachable. Bounded: expired records are dropped when the table grows, then the oldest ones.
  */
-import { Clock, Duration, Effect, Option } from "effect"
+import { Clock, Duration, Effect, Option, PubSub, Stream } from "effect"
 import { type BucketSpec, Buckets } from "../Edge/Buckets.ts"
-import type { Admission, SlotLimits, Store, Takes } from "../SharedState.ts"
+import type { Admission, Notice, SlotLimits, Store, Takes } from "../SharedState.ts"
 
 const maxRecords = 100_000
+/** Announcements not yet taken by the slowest watcher; past it `announce` waits for them. */
+const announcementBuffer = 1024
 
 interface Slot {
   readonly owner: string
   expiresAt: number
 }
 
-export const memoryStore: Effect.Effect<Store<never>> = Effect.sync(() => {
+export const memoryStore: Effect.Effect<Store<never>> = Effect.gen(function* () {
+  const announced = yield* PubSub.bounded<readonly [topic: string, notice: Notice]>(announcementBuffer)
   const records = new Map<string, { readonly value: string; readonly expiresAt: number }>()
   const slots = new Map<string, Slot>()
   /** One table per bucket shape (the ip, user and tool limits differ). */
@@ -37,7 +40,7 @@ export const memoryStore: Effect.Effect<Store<never>> = Effect.sync(() => {
     return table
   }
 
-  return {
+  const store: Store<never> = {
     get: (key) =>
       Effect.map(now, (t) => {
         const r = records.get(key)
@@ -85,6 +88,9 @@ export const memoryStore: Effect.Effect<Store<never>> = Effect.sync(() => {
         }
         return { ok: true }
       }),
+    announce: (topic, message) => PubSub.publish(announced, [topic, { _tag: "Announced", message }]).pipe(Effect.asVoid),
+    notices: (topic) => Stream.fromPubSub(announced).pipe(Stream.filter(([t]) => t === topic), Stream.map(([, n]) => n)),
     ping: Effect.void
   }
+  return store
 })

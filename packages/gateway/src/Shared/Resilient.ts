@@ -4,7 +4,7 @@
  * do not wait on Valkey at all. A ping every `recoveryInterval` decides when Valkey is back, and calls go to it
  * again. Transitions are logged once each, not per call.
  */
-import { type Duration, Effect, Option, Ref, Schedule } from "effect"
+import { type Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
 import type { SharedStateService, Store } from "../SharedState.ts"
 
 export interface ResilientOptions {
@@ -70,6 +70,9 @@ export const resilient = <E extends { readonly command: string; readonly cause: 
       slotsInUse: route((s) => s.slotsInUse),
       take: (k, spec) => route((s) => s.take(k, spec)),
       takeAll: (takes) => route((s) => s.takeAll(takes)),
+      announce: (topic, message) => route((s) => s.announce(topic, message)),
+      // Valkey's while it answers, this replica's own while degraded; Valkey's say `Missed` once it is back.
+      notices: (topic) => Stream.merge(primary.notices(topic), fallback.notices(topic)),
       ping: route((s) => s.ping)
     }
     return service

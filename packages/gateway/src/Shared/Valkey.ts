@@ -2,12 +2,13 @@
  * The shared-state store on a Valkey (or Redis) server, through ioredis, configured like storage's dead-letter
  * queue (Dlq/Valkey.ts there). Commands fail at once while the server is away (no offline queue, no resend after
  * a reconnect) and each has the configured deadline: the caller (Resilient.ts) then answers from memory instead of
- * waiting. Slots and buckets change in Lua scripts, so concurrent replicas never overshoot a cap.
+ * waiting. Slots and buckets change in Lua scripts, so concurrent replicas never overshoot a cap. Announcements
+ * are pub/sub messages, received on a second connection of their own (a subscribed connection sends nothing else).
  */
-import { ConfigError, Data, Duration, Effect, Option, Redacted } from "effect"
+import { ConfigError, Data, Duration, Effect, Option, PubSub, Redacted, Runtime, Stream } from "effect"
 import { Redis, type RedisOptions } from "ioredis"
 import * as Fs from "node:fs/promises"
-import type { Admission, Store, Takes } from "../SharedState.ts"
+import type { Admission, Notice, Store, Takes } from "../SharedState.ts"
 import { slotScripts, takeScript } from "./Scripts.ts"
 import type { ValkeySettings } from "./ValkeySettings.ts"
 
@@ -18,6 +19,8 @@ export class ValkeyUnavailable extends Data.TaggedError("ValkeyUnavailable")<{
 
 /** Longest pause between reconnection attempts in the background. */
 const reconnectCap = 2_000
+/** Announcements received but not yet taken by the slowest watcher; past it the receiving waits for them. */
+const noticeBuffer = 1024
 
 const optionalFile = (key: string, path: Option.Option<string>) =>
   Option.match(path, {
@@ -90,6 +93,27 @@ export const valkeyStore = (settings: ValkeySettings) =>
     )
     yield* Effect.promise(() => redis.connect().catch(() => undefined))
 
+    // Announcements: one subscribed connection for every topic. After each (re)connection it subscribes again
+    // and tells every watcher that what was announced meanwhile is lost.
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const received = yield* PubSub.bounded<readonly [channel: string | undefined, notice: Notice]>(noticeBuffer)
+    const channels = new Set<string>()
+    const subscriber = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const s = redis.duplicate({ connectionName: "kubemend-gateway-notices", autoResubscribe: false })
+        s.on("error", () => undefined)
+        s.on("message", (channel: string, message: string) => void runFork(PubSub.publish(received, [channel, { _tag: "Announced", message }])))
+        s.on("ready", () =>
+          void s.subscribe(...channels).then(
+            () => runFork(PubSub.publish(received, [undefined, { _tag: "Missed" }])),
+            () => undefined
+          ))
+        return s
+      }),
+      (s) => Effect.sync(() => s.disconnect())
+    )
+    yield* Effect.promise(() => subscriber.connect().catch(() => undefined))
+
     const call = <A>(command: string, run: (r: Scripted) => Promise<A>) =>
       Effect.tryPromise({ try: () => run(redis), catch: (cause) => new ValkeyUnavailable({ command, cause }) })
 
@@ -138,6 +162,19 @@ export const valkeyStore = (settings: ValkeySettings) =>
       slotsInUse: Effect.flatMap(now, (t) => call("ZCOUNT", (r) => r.zcount(slotsKey, `(${t}`, "+inf"))),
       takeAll,
       take: (k, spec) => Effect.map(takeAll([[k, spec]]), (r) => r.ok ? r : { ok: false, retryAfterSeconds: r.retryAfterSeconds }),
+      announce: (topic, message) => call("PUBLISH", (r) => r.publish(key(`notice:${topic}`), message)).pipe(Effect.asVoid),
+      notices: (topic) =>
+        Stream.unwrapScoped(Effect.gen(function* () {
+          const channel = key(`notice:${topic}`)
+          // Watching before subscribing: nothing announced once the subscription is in place is lost.
+          const queue = yield* PubSub.subscribe(received)
+          if (!channels.has(channel)) {
+            channels.add(channel)
+            // Unreachable now: the next "ready" subscribes.
+            yield* Effect.promise(() => subscriber.subscribe(channel).catch(() => undefined))
+          }
+          return Stream.fromQueue(queue).pipe(Stream.filter(([c]) => c === undefined || c === channel), Stream.map(([, n]) => n))
+        })),
       ping: call("PING", (r) => r.ping()).pipe(Effect.asVoid)
     }
     return { ...store, address } as const
