@@ -16,7 +16,7 @@ interface Sender {
 
 const counts = new Map<string, number>()
 const original = ioredis.Redis.prototype.sendCommand
-ioredis.Redis.prototype.sendCommand = function(this: Sender, command, ...rest) {
+ioredis.Redis.prototype.sendCommand = function (this: Sender, command, ...rest) {
   if (this.options.connectionName?.startsWith("kubemend-gateway") === true) counts.set(command.name, (counts.get(command.name) ?? 0) + 1)
   return original.call(this, command, ...rest)
 }
