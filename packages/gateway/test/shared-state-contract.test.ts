@@ -141,15 +141,17 @@ for (const [name, layer] of Object.entries(layers)) {
       })))
 
     it.live("announcements reach the topic's watchers in order, and no other topic's", () =>
-      run(Effect.gen(function* () {
-        const s = yield* SharedState
-        const { fiber, until } = yield* listen(s, s, "ends")
-        yield* s.announce("other", "not for ends")
-        yield* s.announce("ends", "one")
-        yield* s.announce("ends", "two")
-        assert.deepStrictEqual(yield* until("two"), ["one", "two"])
-        yield* Fiber.interrupt(fiber)
-      })))
+      run(
+        Effect.gen(function* () {
+          const s = yield* SharedState
+          const { fiber, until } = yield* listen(s, s, "ends")
+          yield* s.announce("other", "not for ends")
+          yield* s.announce("ends", "one")
+          yield* s.announce("ends", "two")
+          assert.deepStrictEqual(yield* until("two"), ["one", "two"])
+          yield* Fiber.interrupt(fiber)
+        }).pipe(Effect.scoped)
+      ))
 
     it.effect("answers pings and is not degraded while its store answers", () =>
       run(Effect.gen(function* () {

@@ -103,11 +103,13 @@ export const valkeyStore = (settings: ValkeySettings) =>
         const s = redis.duplicate({ connectionName: "kubemend-gateway-notices", autoResubscribe: false })
         s.on("error", () => undefined)
         s.on("message", (channel: string, message: string) => void runFork(PubSub.publish(received, [channel, { _tag: "Announced", message }])))
-        s.on("ready", () =>
+        s.on("ready", () => {
+          if (channels.size === 0) return
           void s.subscribe(...channels).then(
             () => runFork(PubSub.publish(received, [undefined, { _tag: "Missed" }])),
             () => undefined
-          ))
+          )
+        })
         return s
       }),
       (s) => Effect.sync(() => s.disconnect())
