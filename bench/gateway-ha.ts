@@ -2,9 +2,10 @@
  * Gateway shared state: what sharing through Valkey adds to a `tools/call`. Two gateway replicas sharing one
  * Valkey/Redis (each call of a client goes to the other replica than its previous one, as a load balancer without
  * affinity would send it, so every call pays the shared rate-limit checks and the session re-creation happens in
- * the warm-up) against one replica with its state in memory, in the same process, under the same client load
+ * the warm-up), and one of them alone (Valkey without the round robin), against one replica with its state in
+ * memory, in the same process, under the same client load
  * (official MCP SDK clients over SSE, connected once per setup and kept). On a busy machine the load moves from one
- * second to the next, so the setups take turns in short rounds (A B, then B A, …, each after the same few warm-up
+ * second to the next, so the setups take turns in short rounds (A B C, then C B A, …, each after the same few warm-up
  * calls) and the figure is the median of the per-round differences of p50, with its spread. (Alternating call by
  * call instead made every call of both setups about ten times slower here, so it measured something else.) The
  * machine-independent figure is the number of Valkey commands per `tools/call`, counted on the gateway's own
@@ -40,7 +41,7 @@ const namespace = "kubemend-system"
 const clients = Number(process.env["CLIENTS"] ?? 1)
 const roundSeconds = Number(process.env["ROUND_SECONDS"] ?? 1)
 const rounds = Number(process.env["ROUNDS"] ?? 30)
-/** Calls per client before each measured round: the same for both setups. */
+/** Calls per client before each measured round: the same for every setup. */
 const warmup = 5
 const redis = new URL(process.env["TEST_REDIS_URL"] ?? "redis://127.0.0.1:6379")
 const tool = "svc_present_decision"
@@ -94,30 +95,33 @@ const program = Effect.gen(function* () {
   const token = yield* issuer.persona("sre")
   const pools = {
     memory: yield* Effect.acquireRelease(Effect.promise(() => connect([memory], token, clients)), (p) => Effect.promise(p.close)),
-    shared: yield* Effect.acquireRelease(Effect.promise(() => connect(replicas, token, clients)), (p) => Effect.promise(p.close))
+    shared: yield* Effect.acquireRelease(Effect.promise(() => connect(replicas, token, clients)), (p) => Effect.promise(p.close)),
+    // One of the two alone: what Valkey costs apart from the round robin between replicas.
+    one: yield* Effect.acquireRelease(Effect.promise(() => connect([first.url], token, clients)), (p) => Effect.promise(p.close))
   }
   // The first calls re-create each session on the other replica and prove Valkey answers (a degraded replica
   // would measure memory against memory).
   yield* Effect.promise(() => pools.shared.run(tool, args, 1))
   yield* Effect.promise(() => pools.memory.run(tool, args, 1))
+  yield* Effect.promise(() => pools.one.run(tool, args, 1))
 
   type Setup = keyof typeof pools
-  const setups: ReadonlyArray<Setup> = ["memory", "shared"]
-  const results: Record<Setup, Array<LoadResult>> = { memory: [], shared: [] }
+  const setups: ReadonlyArray<Setup> = ["memory", "shared", "one"]
+  const results: Record<Setup, Array<LoadResult>> = { memory: [], shared: [], one: [] }
   const loads: Array<number> = []
   let sharedCalls = 0
   const commands = new Map<string, number>()
   /** Commands sent while the memory setup ran: none, unless a shared replica's background task is busy. */
   let aside = 0
 
-  /** Each setup on its own for a round: A B, then B A, so neither always runs second. */
+  /** Each setup on its own for a round: A B C, then C B A, so none always runs after the same one. */
   const round = (i: number) =>
     Effect.forEach(i % 2 === 0 ? setups : [...setups].reverse(), (setup) =>
       Effect.gen(function* () {
         const before = valkeyCommands()
         const r = yield* Effect.promise(() => pools[setup].run(tool, args, roundSeconds, warmup))
         const sent = commandsBetween(before, valkeyCommands())
-        if (setup === "shared") {
+        if (setup !== "memory") {
           sharedCalls += r.calls + r.errors + warmup * clients
           for (const [name, n] of sent) commands.set(name, (commands.get(name) ?? 0) + n)
         } else for (const n of sent.values()) aside += n
@@ -130,10 +134,12 @@ const program = Effect.gen(function* () {
   }
   loads.push(Os.loadavg()[0]!)
 
-  const diffs = results.shared.map((r, i) => r.p50 - results.memory[i]!.p50).sort((a, b) => a - b)
+  const diffsOf = (setup: Setup) => results[setup].map((r, i) => r.p50 - results.memory[i]!.p50).sort((a, b) => a - b)
+  const diffs = diffsOf("shared")
+  const alone = diffsOf("one")
   console.log(
     `gateway shared state: ${tool}, ${clients} SDK clients over SSE per setup, ${rounds} rounds of ${roundSeconds}s per setup ` +
-      `(A B, B A, …, ${warmup} warm-up calls per client and setup each), Valkey at ${redis.host}; load average ${Math.min(...loads).toFixed(1)}–${
+      `(A B C, C B A, …, ${warmup} warm-up calls per client and setup each), Valkey at ${redis.host}; load average ${Math.min(...loads).toFixed(1)}–${
         Math.max(...loads).toFixed(1)
       } (1 min) on ${Os.availableParallelism()} cores`
   )
@@ -147,13 +153,15 @@ const program = Effect.gen(function* () {
     )
   row("1 replica, state in memory", results.memory)
   row("2 replicas sharing Valkey (round robin)", results.shared)
+  row("1 replica of the 2, state in Valkey", results.one)
   console.log(
     `added p50 per tools/call, median of ${rounds} per-round differences: ${median(diffs).toFixed(2)} ms (goal <= 0.50); ` +
-      `min ${diffs[0]!.toFixed(2)}, quartiles ${percentile(diffs, 0.25).toFixed(2)}–${percentile(diffs, 0.75).toFixed(2)}, max ${diffs.at(-1)!.toFixed(2)}`
+      `min ${diffs[0]!.toFixed(2)}, quartiles ${percentile(diffs, 0.25).toFixed(2)}–${percentile(diffs, 0.75).toFixed(2)}, max ${diffs.at(-1)!.toFixed(2)}; ` +
+      `one replica with Valkey: ${median(alone).toFixed(2)} ms (quartiles ${percentile(alone, 0.25).toFixed(2)}–${percentile(alone, 0.75).toFixed(2)})`
   )
   const total = [...commands.values()].reduce((a, b) => a + b, 0)
   console.log(
-    `Valkey commands per tools/call (the gateway's connections, ${sharedCalls} calls): ${(total / Math.max(1, sharedCalls)).toFixed(3)} ` +
+    `Valkey commands per tools/call (the gateway's connections, ${sharedCalls} calls with Valkey): ${(total / Math.max(1, sharedCalls)).toFixed(3)} ` +
       `(${[...commands].map(([name, n]) => `${name} ${(n / Math.max(1, sharedCalls)).toFixed(3)}`).join(", ")}); ${aside} sent while the memory setup ran`
   )
   // What the difference is made of, measured apart from the HTTP path: one rate-limit script round trip (a
