@@ -136,3 +136,10 @@ export const figures = (kills: ReadonlyArray<Kill>, traffic: RunningTraffic, sto
     `  audit events sent ${stored.sent}, acknowledged ${stored.acknowledged}, stored ${stored.stored} (${stored.duplicates} twice), batches resent ${traffic.audit.resends()}`,
     `  alerts acknowledged ${traffic.signals.requests.size}, requests ${new Set(traffic.signals.requests.values()).size}`
   ].join("\n")
+
+/** NotificationRequests the local inbox received more than once (a notification sent twice). */
+export const repeatedNotifications = async (deliveriesUrl: string) => {
+  const deliveries = (await (await fetch(deliveriesUrl)).json()) as Array<{ body: { name?: string } }>
+  const names = deliveries.map((d) => d.body.name ?? "")
+  return names.filter((name, i) => names.indexOf(name) !== i)
+}
