@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto"
 import type { StackJson } from "../src/local/Summary.ts"
-import { a2aClient, alertSender, auditWriter, leaderProbe, mcpClient, type Outcome, probe, type Traffic } from "./faultTraffic.ts"
+import { a2aClient, alertSender, auditWriter, leaderProbe, mcpClient, probe, type Traffic } from "./faultTraffic.ts"
 
 export interface Kill {
   readonly target: string
@@ -14,7 +14,14 @@ export interface Kill {
   readonly failoverSeconds: number
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+/** Until `traffic`'s latest outcome is a success (a service has recovered), at most `deadlineMs`. */
+export const recovered = async (traffic: Traffic, deadlineMs: number) => {
+  const until = Date.now() + deadlineMs
+  do await sleep(250)
+  while (traffic.outcomes.at(-1)?.error !== undefined && Date.now() < until)
+}
 
 /** SIGKILL, then until its health port is closed (a connection accepted in between would be cut, as in a cluster). */
 export const killReplica = async (replica: { readonly pid: number; readonly healthUrl: string }) => {
@@ -22,21 +29,20 @@ export const killReplica = async (replica: { readonly pid: number; readonly heal
   while (await fetch(`${replica.healthUrl}/healthz`).then(() => true, () => false)) await sleep(50)
 }
 
-/** The outcomes of `traffic` between `from` and `until`: errors, and the first success after the last error. */
-const around = (outcomes: ReadonlyArray<Outcome>, from: number, until: number) => {
-  const window = outcomes.filter((o) => o.at >= from && o.at < until)
-  const errors = window.filter((o) => o.error !== undefined)
-  const last = errors.at(-1)
-  const recovered = last === undefined ? from : window.find((o) => o.at > last.at && o.error === undefined)?.at
-  return { errors, recoveredAt: recovered }
-}
-
-/** Seconds from `kill.at` until every traffic it touched succeeded again (Infinity: one never did). */
+/**
+ * Seconds from a kill at `at` until every traffic it touched succeeded again: for each, its first success after its
+ * last error before `until` (the next kill); 0 when it saw none; Infinity when it never recovered.
+ */
 export const failoverOf = (at: number, until: number, affected: ReadonlyArray<Traffic>) =>
-  Math.max(0, ...affected.map((t) => {
-    const { recoveredAt } = around(t.outcomes, at, until)
-    return recoveredAt === undefined ? Infinity : (recoveredAt - at) / 1000
-  }))
+  Math.max(
+    0,
+    ...affected.map(({ outcomes }) => {
+      const lastError = outcomes.findLast((o) => o.at >= at && o.at < until && o.error !== undefined)
+      if (lastError === undefined) return 0
+      const success = outcomes.find((o) => o.at > lastError.at && o.error === undefined)
+      return success === undefined ? Infinity : (success.at - at) / 1000
+    })
+  )
 
 export const startTraffic = async (stack: StackJson, controllers: ReadonlyArray<{ readonly metricsUrl: string }>) => {
   const gateway = stack.gateway.url
@@ -61,8 +67,8 @@ export interface Victim {
   readonly target: string
   readonly kill: () => Promise<void>
   readonly affected: (traffic: RunningTraffic) => ReadonlyArray<Traffic>
-  /** How long to keep traffic going after the kill before the next one. */
-  readonly settleMs: number
+  /** Until the next kill (traffic goes on): a few seconds, or until the service has recovered. */
+  readonly settle: () => Promise<void>
 }
 
 /** Traffic for `warmupMs`, each victim killed in turn, traffic stopped; the kills with their failover seconds. */
@@ -73,7 +79,7 @@ export const runDrill = async (traffic: RunningTraffic, victims: ReadonlyArray<V
     const at = Date.now()
     await victim.kill()
     killed.push({ victim, at })
-    await sleep(victim.settleMs)
+    await victim.settle()
   }
   await Promise.all(traffic.all.map((t) => t.stop()))
   const end = Date.now()
@@ -125,13 +131,19 @@ export const repeatedTransitions = (output: string) => {
 const pad = (s: string | number, n: number) => String(s).padEnd(n)
 
 /** The figures the issue asks for, as a table a person reads in the test's output. */
-export const figures = (kills: ReadonlyArray<Kill>, traffic: RunningTraffic, stored: { sent: number; acknowledged: number; stored: number; duplicates: number }) =>
+export const figures = (
+  kills: ReadonlyArray<Kill>,
+  traffic: RunningTraffic,
+  stored: { sent: number; acknowledged: number; stored: number; duplicates: number }
+) =>
   [
     "fault drill: kill -9 of one replica of each service in turn, under steady traffic",
     ...kills.map((k) => `  ${pad(k.target, 22)} failover ${k.failoverSeconds.toFixed(2)} s`),
     ...traffic.all.map((t) => {
       const errors = t.outcomes.filter((o) => o.error !== undefined)
-      return `  ${pad(t.name, 22)} ${pad(t.outcomes.length - errors.length, 5)} ok ${pad(errors.length, 3)} errors ${errors.map((e) => e.error).join("; ").slice(0, 160)}`
+      return `  ${pad(t.name, 22)} ${pad(t.outcomes.length - errors.length, 5)} ok ${pad(errors.length, 3)} errors ${
+        errors.map((e) => e.error).join("; ").slice(0, 160)
+      }`
     }),
     `  audit events sent ${stored.sent}, acknowledged ${stored.acknowledged}, stored ${stored.stored} (${stored.duplicates} twice), batches resent ${traffic.audit.resends()}`,
     `  alerts acknowledged ${traffic.signals.requests.size}, requests ${new Set(traffic.signals.requests.values()).size}`

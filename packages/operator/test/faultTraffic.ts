@@ -167,7 +167,9 @@ export const leaderProbe = (replicas: ReadonlyArray<{ readonly metricsUrl: strin
   const leaders: Array<string> = []
   const traffic = loop("controllers lease", intervalMs, async () => {
     const leading = (await Promise.all(replicas.map((r) =>
-      fetch(`${r.metricsUrl}/metrics`, { headers: { connection: "close" } }).then((res) => res.text()).then(
+      fetch(`${r.metricsUrl}/metrics`, { headers: { connection: "close" } }).then((res) =>
+        res.text()
+      ).then(
         (text) => /^svc_leader\{[^}]*identity="([^"]+)"[^}]*\} 1$/m.exec(text)?.[1],
         () => undefined
       )
