@@ -30,17 +30,18 @@ export const killReplica = async (replica: { readonly pid: number; readonly heal
 }
 
 /**
- * Seconds from a kill at `at` until every traffic it touched succeeded again: for each, its first success after its
- * last error before `until` (the next kill); 0 when it saw none; Infinity when it never recovered.
+ * Seconds from a kill at `at` until every traffic it touched was served again: for each, the start of its first
+ * success after its last error before `until` (the next kill); 0 when it saw none; Infinity when it never recovered.
+ * The start, not the end: an A2A message takes seconds to answer, which is not time the service was away.
  */
 export const failoverOf = (at: number, until: number, affected: ReadonlyArray<Traffic>) =>
   Math.max(
     0,
     ...affected.map(({ outcomes }) => {
-      const lastError = outcomes.findLast((o) => o.at >= at && o.at < until && o.error !== undefined)
+      const lastError = outcomes.filter((o) => o.at >= at && o.at < until && o.error !== undefined).at(-1)
       if (lastError === undefined) return 0
       const success = outcomes.find((o) => o.at > lastError.at && o.error === undefined)
-      return success === undefined ? Infinity : (success.at - at) / 1000
+      return success === undefined ? Infinity : Math.max(0, success.startedAt - at) / 1000
     })
   )
 

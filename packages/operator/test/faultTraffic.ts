@@ -13,8 +13,9 @@ import { randomUUID } from "node:crypto"
 import { request } from "../../gateway/test/a2a-sdk.ts"
 import { auditEvent } from "../../storage/test/support/Harness.ts"
 
-/** One request's outcome: when it ended, and its error (a retryable one: the client goes on). */
+/** One request's outcome: when it started and ended, and its error (a retryable one: the client goes on). */
 export interface Outcome {
+  readonly startedAt: number
   readonly at: number
   readonly error?: string
 }
@@ -34,11 +35,12 @@ const loop = (name: string, intervalMs: number, step: () => Promise<void>): Traf
   let running = true
   const done = (async () => {
     while (running) {
+      const startedAt = Date.now()
       try {
         await step()
-        outcomes.push({ at: Date.now() })
+        outcomes.push({ startedAt, at: Date.now() })
       } catch (e) {
-        outcomes.push({ at: Date.now(), error: e instanceof Error ? `${e.message}${e.cause ? ` (${String(e.cause)})` : ""}` : String(e) })
+        outcomes.push({ startedAt, at: Date.now(), error: e instanceof Error ? `${e.message}${e.cause ? ` (${String(e.cause)})` : ""}` : String(e) })
       }
       await sleep(intervalMs)
     }
