@@ -139,12 +139,13 @@ export const figures = (
 ) =>
   [
     "fault drill: kill -9 of one replica of each service in turn, under steady traffic",
-    ...kills.map((k) => `  ${pad(k.target, 22)} failover ${k.failoverSeconds.toFixed(2)} s`),
+    ...kills.map((k) => `  ${pad(k.target, 24)} failover ${k.failoverSeconds.toFixed(2)} s`),
     ...traffic.all.map((t) => {
       const errors = t.outcomes.filter((o) => o.error !== undefined)
-      return `  ${pad(t.name, 22)} ${pad(t.outcomes.length - errors.length, 5)} ok ${pad(errors.length, 3)} errors ${
-        errors.map((e) => e.error).join("; ").slice(0, 160)
-      }`
+      const counts = new Map<string, number>()
+      for (const e of errors) counts.set(e.error!, (counts.get(e.error!) ?? 0) + 1)
+      const seen = [...counts].map(([message, n]) => (n === 1 ? message : `${message} ×${n}`)).join("; ")
+      return `  ${pad(t.name, 24)} ${pad(t.outcomes.length - errors.length, 4)} ok ${pad(errors.length, 3)} errors ${seen}`
     }),
     `  audit events sent ${stored.sent}, acknowledged ${stored.acknowledged}, stored ${stored.stored} (${stored.duplicates} twice), batches resent ${traffic.audit.resends()}`,
     `  alerts acknowledged ${traffic.signals.requests.size}, requests ${new Set(traffic.signals.requests.values()).size}`
