@@ -16,13 +16,6 @@ export interface Kill {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
-/** Until `traffic`'s latest outcome is a success (a service has recovered), at most `deadlineMs`. */
-export const recovered = async (traffic: Traffic, deadlineMs: number) => {
-  const until = Date.now() + deadlineMs
-  do await sleep(250)
-  while (traffic.outcomes.at(-1)?.error !== undefined && Date.now() < until)
-}
-
 /** SIGKILL, then until its health port is closed (a connection accepted in between would be cut, as in a cluster). */
 export const killReplica = async (replica: { readonly pid: number; readonly healthUrl: string }) => {
   process.kill(replica.pid, "SIGKILL")
@@ -34,7 +27,7 @@ export const killReplica = async (replica: { readonly pid: number; readonly heal
  * success after its last error before `until` (the next kill); 0 when it saw none; Infinity when it never recovered.
  * The start, not the end: an A2A message takes seconds to answer, which is not time the service was away.
  */
-export const failoverOf = (at: number, until: number, affected: ReadonlyArray<Traffic>) =>
+const failoverOf = (at: number, until: number, affected: ReadonlyArray<Traffic>) =>
   Math.max(
     0,
     ...affected.map(({ outcomes }) => {

@@ -14,7 +14,7 @@ import { request } from "../../gateway/test/a2a-sdk.ts"
 import { auditEvent } from "../../storage/test/support/Harness.ts"
 
 /** One request's outcome: when it started and ended, and its error (a retryable one: the client goes on). */
-export interface Outcome {
+interface Outcome {
   readonly startedAt: number
   readonly at: number
   readonly error?: string
