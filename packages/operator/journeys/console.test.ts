@@ -228,6 +228,14 @@ describe.skipIf(!present)("the web console in Chromium", () => {
       // screen), so Playwright would call its links visible: closed is read from the toggle and the accessibility tree.
       await expect.poll(() => toggle.getAttribute("aria-expanded")).toBe("false")
       expect(await nav.count()).toBe(0)
+      // Nor does Tab reach its links: none of the next stops from the menu toggle is in the menu.
+      await toggle.focus()
+      const stops: Array<string> = []
+      for (let i = 0; i < 8; i++) {
+        await page.keyboard.press("Tab")
+        stops.push(await page.evaluate(() => document.activeElement?.closest("nav")?.getAttribute("aria-label") ?? ""))
+      }
+      expect(stops).not.toContain("Console views")
       await toggle.click()
       await nav.getByRole("link", { name: "Alerts" }).click()
       const heading = page.getByRole("heading", { level: 1, name: "Alerts" })
