@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { horizontalOverflow, seriousViolations } from "../../console/scripts/axe.ts"
 import { chromiumPresent, executablePath, launch, signIn as signInAt } from "../../console/scripts/chromium.ts"
 import { a2aInvestigationAsk } from "../src/local/Investigations.ts"
-import { demoNamespace, workflowIdOf } from "../src/local/Demo.ts"
+import { demoNamespace } from "../src/local/Demo.ts"
 import { call, type LocalPlatform, startPlatform } from "./platform.ts"
 
 const present = chromiumPresent()
@@ -69,9 +69,9 @@ describe.skipIf(!present)("the web console in Chromium", () => {
     await card.getByRole("button", { name: "Approve" }).click({ timeout: 30_000 })
     const dialog = page.getByRole("dialog")
     await dialog.getByLabel("Reason").fill("the limit is the problem, not the release")
-    // The override is picked from the catalog the request carries, the recommendation first.
+    // The override is picked by RemediationWorkflow name from the catalog the request carries, the recommendation first.
     const picker = dialog.getByLabel("Workflow to run")
-    expect(await picker.inputValue()).toBe(workflowIdOf("rollback-deployment"))
+    expect(await picker.inputValue()).toBe("rollback-deployment")
     await picker.selectOption({ label: "increase-memory-limit: Raise a container's memory limit" })
     await dialog.getByRole("button", { name: "Approve" }).click()
     await page.getByText("rar-rr-checkout-oom approved with workflow increase-memory-limit").waitFor({ timeout: 30_000 })
@@ -82,8 +82,8 @@ describe.skipIf(!present)("the web console in Chromium", () => {
     // The run and its assessment appear as they happen; the approver may not read the audit trail and is told so.
     const execution = page.getByRole("region", { name: "Execution" })
     await execution.getByText("Completed", { exact: true }).waitFor({ timeout: 90_000 })
-    // The orchestrator runs the override by its catalog id.
-    await execution.getByText(workflowIdOf("increase-memory-limit")).waitFor()
+    // The orchestrator resolved the override's name to the catalog entry it ran, shown by its name.
+    await execution.getByText("increase-memory-limit", { exact: true }).waitFor()
     await page.getByRole("region", { name: "Effectiveness" }).getByText("Health score").waitFor({ timeout: 90_000 })
     await page.getByText("No permission to see the audit trail").waitFor()
   })
