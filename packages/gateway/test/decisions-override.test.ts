@@ -9,23 +9,9 @@ import { call, connect, type Connected } from "./support/Client.ts"
 import { Infra, InfraLive, startGateway, token } from "./support/Harness.ts"
 import { apiGroup, namespace } from "./support/Seed.ts"
 import { grantStorageClient, startStorage } from "./support/StorageProcess.ts"
+import { scalingWorkflowYaml as doc } from "./support/StorageSeed.ts"
 
 const crv = `${apiGroup}/v1alpha1`
-
-const doc = (name: string, version = "1.0.0") =>
-  `apiVersion: ${crv}
-kind: RemediationWorkflow
-metadata:
-  name: ${name}
-spec:
-  version: "${version}"
-  actionType: ScaleReplicas
-  description: { what: Scale a Deployment, whenToUse: it needs more replicas }
-  labels: { severity: ["*"], component: ["*"], environment: ["*"], priority: "*" }
-  execution: { engine: job, bundle: "ghcr.io/kubemend/${name}:${version}" }
-  parameters:
-    - { name: TARGET_NAME, type: string, required: true, description: the Deployment }
-`
 
 /** A pending copy of the seeded `rar-rr-cart-oom`. */
 const pendingRar = (name: string) =>

@@ -7,24 +7,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Storage } from "@kubemend/core/Storage"
 import { makeMemory } from "@kubemend/core/Storage/Memory"
 import { Duration, Effect, Layer, Option } from "effect"
+import { scalingWorkflowYaml as doc } from "../../gateway/test/support/StorageSeed.ts"
 import { harness, rr } from "./lifecycleHarness.ts"
 
 const config = { stabilizationWindow: Duration.minutes(1) }
-
-const doc = (name: string, version = "1.0.0") =>
-  `apiVersion: kubemend.io/v1alpha1
-kind: RemediationWorkflow
-metadata:
-  name: ${name}
-spec:
-  version: "${version}"
-  actionType: ScaleReplicas
-  description: { what: Scale a Deployment, whenToUse: it needs more replicas }
-  labels: { severity: ["*"], component: ["*"], environment: ["*"], priority: "*" }
-  execution: { engine: job, bundle: "ghcr.io/kubemend/${name}:${version}" }
-  parameters:
-    - { name: TARGET_NAME, type: string, required: true, description: the Deployment }
-`
 
 /** A catalog holding `scale-out` (two versions) and `scale-in`, and a harness whose RR `rr-a` awaits approval. */
 const awaitingApproval = Effect.gen(function* () {

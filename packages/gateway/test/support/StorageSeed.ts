@@ -66,3 +66,19 @@ export const storageSeed: MemoryStorageData = {
     event(3, "orchestrator.lifecycle.completed", "system")
   ]
 }
+
+/** A RemediationWorkflow manifest as a platform team applies it (catalog tests register it in storage). */
+export const scalingWorkflowYaml = (name: string, version = "1.0.0") =>
+  `apiVersion: kubemend.io/v1alpha1
+kind: RemediationWorkflow
+metadata:
+  name: ${name}
+spec:
+  version: "${version}"
+  actionType: ScaleReplicas
+  description: { what: Scale a Deployment, whenToUse: it needs more replicas }
+  labels: { severity: ["*"], component: ["*"], environment: ["*"], priority: "*" }
+  execution: { engine: job, bundle: "ghcr.io/kubemend/${name}:${version}" }
+  parameters:
+    - { name: TARGET_NAME, type: string, required: true, description: the Deployment }
+`
