@@ -65,6 +65,11 @@ export interface Store<E> {
    */
   readonly takeAll: (takes: ReadonlyArray<readonly [key: string, spec: BucketSpec]>) => Effect.Effect<Takes, E>
   /**
+   * Puts one token back into the bucket `key`, up to its capacity, as if the take that took it had not happened
+   * (a bucket since forgotten stays so: a new one starts full). For a take made ahead, before it was known to count.
+   */
+  readonly giveBack: (key: string, spec: BucketSpec) => Effect.Effect<void, E>
+  /**
    * Tells `message` to every replica watching `topic` (this one too), at once and not kept: a replica cut off from
    * the store meanwhile misses it, and its `notices` say `Missed` once it is back.
    */

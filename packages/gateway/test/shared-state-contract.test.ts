@@ -140,6 +140,27 @@ for (const [name, layer] of Object.entries(layers)) {
         assert.deepStrictEqual(yield* s.takeAll([]), { ok: true })
       })))
 
+    it.effect("a token given back counts as never taken, up to the capacity; a forgotten bucket stays full", () =>
+      run(Effect.gen(function* () {
+        const s = yield* SharedState
+        const spec = perMinute(2)
+        assert.isTrue((yield* s.take("rl:tool:g", spec)).ok)
+        assert.isTrue((yield* s.take("rl:tool:g", spec)).ok)
+        yield* s.giveBack("rl:tool:g", spec)
+        assert.isTrue((yield* s.take("rl:tool:g", spec)).ok)
+        assert.deepStrictEqual(yield* s.take("rl:tool:g", spec), { ok: false, retryAfterSeconds: 30 })
+        // Refilled meanwhile, the bucket holds no more than its capacity.
+        yield* TestClock.adjust(Duration.minutes(1))
+        yield* s.giveBack("rl:tool:g", spec)
+        assert.isTrue((yield* s.take("rl:tool:g", spec)).ok)
+        assert.isTrue((yield* s.take("rl:tool:g", spec)).ok)
+        assert.isFalse((yield* s.take("rl:tool:g", spec)).ok)
+        yield* s.giveBack("rl:tool:never", spec)
+        assert.isTrue((yield* s.take("rl:tool:never", spec)).ok)
+        assert.isTrue((yield* s.take("rl:tool:never", spec)).ok)
+        assert.isFalse((yield* s.take("rl:tool:never", spec)).ok)
+      })))
+
     it.live("announcements reach the topic's watchers in order, and no other topic's", () =>
       run(
         Effect.gen(function* () {

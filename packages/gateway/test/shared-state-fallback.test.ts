@@ -41,6 +41,7 @@ const flaky = Effect.gen(function* () {
       slotsInUse: gate(inner.slotsInUse),
       take: (...a: Parameters<typeof inner.take>) => gate(inner.take(...a)),
       takeAll: (...a: Parameters<typeof inner.takeAll>) => gate(inner.takeAll(...a)),
+      giveBack: (...a: Parameters<typeof inner.giveBack>) => gate(inner.giveBack(...a)),
       announce: (topic: string, message: string) => gate(inner.announce(topic, message)),
       notices: inner.notices,
       ping: gate(inner.ping)

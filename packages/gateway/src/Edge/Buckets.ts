@@ -39,6 +39,15 @@ export class Buckets {
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - b.tokens) / this.spec.perMs / 1000)) }
   }
 
+  /** Puts back one token taken from `key` (up to the capacity): a take that turned out not to count. */
+  giveBack(key: string, now: number): void {
+    const b = this.buckets.get(key)
+    // Forgotten: a new bucket starts full anyway.
+    if (b === undefined) return
+    b.tokens = Math.min(this.spec.capacity, b.tokens + Math.max(0, now - b.updatedAt) * this.spec.perMs + 1)
+    b.updatedAt = now
+  }
+
   get size(): number {
     return this.buckets.size
   }

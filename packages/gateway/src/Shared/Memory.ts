@@ -80,6 +80,7 @@ export const memoryStore: Effect.Effect<Store<never>> = Effect.gen(function* () 
       return slots.size
     }),
     take: (key, spec) => Effect.map(now, (t) => tableFor(spec).take(key, t)),
+    giveBack: (key, spec) => Effect.map(now, (t) => tableFor(spec).giveBack(key, t)),
     takeAll: (takes) =>
       Effect.map(now, (t): Takes => {
         for (const [i, [key, spec]] of takes.entries()) {

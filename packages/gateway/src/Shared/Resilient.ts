@@ -70,6 +70,7 @@ export const resilient = <E extends { readonly command: string; readonly cause: 
       slotsInUse: route((s) => s.slotsInUse),
       take: (k, spec) => route((s) => s.take(k, spec)),
       takeAll: (takes) => route((s) => s.takeAll(takes)),
+      giveBack: (k, spec) => route((s) => s.giveBack(k, spec)),
       announce: (topic, message) => route((s) => s.announce(topic, message)),
       // Valkey's while it answers, this replica's own while degraded; Valkey's say `Missed` once it is back.
       notices: (topic) => Stream.merge(primary.notices(topic), fallback.notices(topic)),

@@ -68,3 +68,20 @@ for i, key in ipairs(KEYS) do
 end
 return {0, '0'}
 `
+
+/**
+ * One token back into the bucket (a hash as `takeScript` keeps it), up to its capacity: a take that turned out not to
+ * count. A bucket that is gone stays gone (a new one starts full). KEYS: the bucket. ARGV: now, capacity, tokens per
+ * ms, ttlMs.
+ */
+export const giveBackScript = `
+local b = redis.call('HMGET', KEYS[1], 't', 'u')
+local tokens = tonumber(b[1])
+local at = tonumber(b[2])
+if tokens == nil or at == nil then return 0 end
+local now = tonumber(ARGV[1])
+tokens = math.min(tonumber(ARGV[2]), tokens + math.max(0, now - at) * tonumber(ARGV[3]) + 1)
+redis.call('HSET', KEYS[1], 't', tostring(tokens), 'u', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+`

@@ -8,8 +8,9 @@
 import { ConfigError, Data, Duration, Effect, Option, PubSub, Redacted, Runtime, Stream } from "effect"
 import { Redis, type RedisOptions } from "ioredis"
 import * as Fs from "node:fs/promises"
+import type { BucketSpec } from "../Edge/Buckets.ts"
 import type { Admission, Notice, Store, Takes } from "../SharedState.ts"
-import { slotScripts, takeScript } from "./Scripts.ts"
+import { giveBackScript, slotScripts, takeScript } from "./Scripts.ts"
 import type { ValkeySettings } from "./ValkeySettings.ts"
 
 export class ValkeyUnavailable extends Data.TaggedError("ValkeyUnavailable")<{
@@ -71,6 +72,7 @@ type Scripted = Redis & {
   kmSlotAcquire(...args: ReadonlyArray<string | number>): Promise<string>
   kmSlotTouch(...args: ReadonlyArray<string | number>): Promise<number>
   kmTake(keys: number, ...args: ReadonlyArray<string | number>): Promise<[number, string]>
+  kmGiveBack(...args: ReadonlyArray<string | number>): Promise<number>
 }
 
 /** A store on the server of `settings` for the scope; it starts (and fails its calls) while the server is away. */
@@ -84,6 +86,7 @@ export const valkeyStore = (settings: ValkeySettings) =>
         r.defineCommand("kmSlotTouch", { numberOfKeys: 2, lua: slotScripts.touch })
         // As many keys as buckets taken from together: the count goes first in each call.
         r.defineCommand("kmTake", { lua: takeScript })
+        r.defineCommand("kmGiveBack", { numberOfKeys: 1, lua: giveBackScript })
         // Errors surface through the calls (and Resilient.ts logs the transitions); without a listener ioredis
         // prints every reconnection failure.
         r.on("error", () => undefined)
@@ -127,9 +130,11 @@ export const valkeyStore = (settings: ValkeySettings) =>
     /** Records carry their own expiry (`<expiresAt>|<value>`): Effect's Clock decides, Valkey's TTL only collects. */
     const sep = "|"
 
+    /** How long an untouched bucket is kept: past its refill time it is full, as a new one would be. */
+    const bucketTtl = (spec: BucketSpec) => Math.ceil(spec.capacity / spec.perMs) + 1000
     const takeAll: Store<ValkeyUnavailable>["takeAll"] = (takes) =>
       Effect.flatMap(now, (t) => {
-        const args = takes.flatMap(([, spec]) => [spec.capacity, spec.perMs, Math.ceil(spec.capacity / spec.perMs) + 1000])
+        const args = takes.flatMap(([, spec]) => [spec.capacity, spec.perMs, bucketTtl(spec)])
         return call("EVALSHA take", (r) => r.kmTake(takes.length, ...takes.map(([k]) => key(k)), t, ...args))
       }).pipe(
         Effect.map(([refused, waitMs]): Takes =>
@@ -164,6 +169,8 @@ export const valkeyStore = (settings: ValkeySettings) =>
       slotsInUse: Effect.flatMap(now, (t) => call("ZCOUNT", (r) => r.zcount(slotsKey, `(${t}`, "+inf"))),
       takeAll,
       take: (k, spec) => Effect.map(takeAll([[k, spec]]), (r) => r.ok ? r : { ok: false, retryAfterSeconds: r.retryAfterSeconds }),
+      giveBack: (k, spec) =>
+        Effect.flatMap(now, (t) => call("EVALSHA give back", (r) => r.kmGiveBack(key(k), t, spec.capacity, spec.perMs, bucketTtl(spec)))).pipe(Effect.asVoid),
       announce: (topic, message) => call("PUBLISH", (r) => r.publish(key(`notice:${topic}`), message)).pipe(Effect.asVoid),
       notices: (topic) =>
         Stream.unwrapScoped(Effect.gen(function* () {
