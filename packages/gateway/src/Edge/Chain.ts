@@ -6,11 +6,13 @@
  * problems with the right status (401, 403, 429 + Retry-After, 503) and are audited with the endpoint they hit;
  * nothing past the chain sees an unauthenticated request. A token verified a moment ago costs nothing to check
  * again, so for it the per-IP and per-user limits are taken together, in that order, in one round trip of the shared
- * state.
+ * state. A route may read the request first (`serveRead`, for `POST /mcp`): after the token, before the limits, so
+ * that a `tools/call` also takes its tool-call token in that round trip (`RateLimits.withToolCall`); what the read
+ * refuses is answered by the handler, after the limits and the console gate, as if it had read the request itself.
  */
 import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Clock, Effect, Option, Redacted } from "effect"
+import { Clock, Effect, Either, Option, Redacted, type Scope } from "effect"
 import { createHash } from "node:crypto"
 import { Auth, type Principal } from "@kubemend/core/Auth"
 import { type DomainError, Forbidden } from "@kubemend/core/Errors"
@@ -20,7 +22,7 @@ import { problemResponse } from "@kubemend/core/Wire"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
 import { checkOrigin } from "./Origin.ts"
-import { RateLimits } from "./RateLimit.ts"
+import { type PrepaidToolCall, RateLimits } from "./RateLimit.ts"
 
 /** An authenticated, console-admitted caller of one request. */
 export interface Caller {
@@ -33,7 +35,19 @@ export interface Caller {
   readonly endpoint?: string
   /** The bearer token as received: delegated to the agent, never logged. */
   readonly token: Redacted.Redacted<string>
+  /** The tool-call token taken with this request's limits, when it is a single `tools/call` (`Edge.serveRead`). */
+  readonly prepaidToolCall?: PrepaidToolCall
 }
+
+/** What a route reads of a request before its limits are taken (`Edge.serveRead`). */
+export interface Read<I> {
+  /** What the handler gets: the route's own answer to refusals it found, if any. */
+  readonly input: I
+  /** A single `tools/call`: its tool-call token is taken with the request's own limits. */
+  readonly toolCall: boolean
+}
+
+const readNothing = () => Effect.succeed<Read<undefined>>({ input: undefined, toolCall: false })
 
 /**
  * The address the request came from: the socket's peer, or the forwarded client when that peer is a trusted proxy
@@ -142,10 +156,17 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
     })
 
     /**
-     * Token and per-user limit of an admitted request. With `known` (its token verified a moment ago, so checking it
-     * costs nothing) the per-IP limit is taken here too, first, in the same round trip of the shared state.
+     * Token, `read` and per-user limit of an admitted request. With `known` (its token verified a moment ago, so
+     * checking it costs nothing) the per-IP limit is taken here too, first, in the same round trip of the shared
+     * state, and so is a tool call's token when `read` found one.
      */
-    const authenticated = (request: HttpServerRequest.HttpServerRequest, endpoint: string, clientIp: string, known = Option.none<Principal>()) =>
+    const authenticated = <I>(
+      request: HttpServerRequest.HttpServerRequest,
+      endpoint: string,
+      clientIp: string,
+      known: Option.Option<Principal>,
+      read: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<Read<I>>
+    ) =>
       Effect.gen(function* () {
         const header = request.headers["authorization"]
         const principal = Option.isSome(known) ? known.value : yield* authenticate(header).pipe(Effect.tapError((e) =>
@@ -158,10 +179,16 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
             })
             : Effect.void
         ))
-        const both = Option.isSome(known) ? yield* Effect.either(limits.ipAndUser(clientIp, principal.user)) : undefined
-        if (both?._tag === "Left" && both.left.scope === "ip") {
+        const { input, toolCall } = yield* read(request)
+        const address = Option.isSome(known) ? clientIp : undefined
+        const taken = yield* Effect.either(
+          toolCall
+            ? Effect.map(limits.withToolCall(address, principal.user), Option.some)
+            : Effect.as(address === undefined ? limits.user(principal.user) : limits.ipAndUser(address, principal.user), Option.none())
+        )
+        if (Either.isLeft(taken) && taken.left.scope === "ip") {
           yield* limitDenied("ip", clientIp, endpoint)
-          return yield* both.left
+          return yield* taken.left
         }
         const claimed = identityHeaders.filter((h) => request.headers[h] !== undefined)
         if (claimed.length > 0) {
@@ -173,14 +200,35 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
             data: { endpoint, headers: claimed.join(","), claimed: String(request.headers[claimed[0]!]).slice(0, 256) }
           })
         }
-        yield* (both === undefined ? limits.user(principal.user) : both).pipe(Effect.tapError(() => limitDenied("user", clientIp, endpoint, principal.user)))
-        return { principal, clientIp, endpoint, token: Redacted.make(bearer(header)) } satisfies Caller as Caller
+        if (Either.isLeft(taken)) {
+          yield* limitDenied("user", clientIp, endpoint, principal.user)
+          return yield* taken.left
+        }
+        const caller: Caller = {
+          principal,
+          clientIp,
+          endpoint,
+          token: Redacted.make(bearer(header)),
+          ...Option.match(taken.right, { onNone: () => ({}), onSome: (prepaidToolCall) => ({ prepaidToolCall }) })
+        }
+        return { caller, input } as const
+      })
+
+    /** Origin, token, `read` and limits: the caller and what was read, or the error to answer (401, 403 origin, 429). */
+    const identifyReading = <I>(
+      request: HttpServerRequest.HttpServerRequest,
+      endpoint: string,
+      read: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<Read<I>>
+    ) =>
+      Effect.gen(function* () {
+        const known = yield* remembered(request.headers["authorization"])
+        return yield* authenticated(request, endpoint, yield* admit(request, endpoint, Option.isSome(known)), known, read)
       })
 
     /** The chain without the console gate: an authenticated caller or the error to answer (401, 403 origin, 429). */
     const identify = Effect.fn("Edge.identify")(function* (request: HttpServerRequest.HttpServerRequest, endpoint: string) {
-      const known = yield* remembered(request.headers["authorization"])
-      return yield* authenticated(request, endpoint, yield* admit(request, endpoint, Option.isSome(known)), known)
+      // Nothing read, no tool-call token: nothing to give back later.
+      return (yield* Effect.scoped(identifyReading(request, endpoint, readNothing))).caller
     })
 
     /**
@@ -193,8 +241,8 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
     ) {
       const clientIp = yield* admit(request, endpoint)
       if (request.headers["authorization"] === undefined) return Option.none<Caller>()
-      return yield* authenticated(request, endpoint, clientIp).pipe(
-        Effect.map(Option.some),
+      return yield* Effect.scoped(authenticated(request, endpoint, clientIp, Option.none(), readNothing)).pipe(
+        Effect.map(({ caller }) => Option.some(caller)),
         Effect.catchTag("Unauthenticated", () => Effect.succeed(Option.none<Caller>()))
       )
     })
@@ -202,9 +250,17 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
     /** The console gate's verdict for `principal` (SAR `use` on `console`; a SAR error denies). */
     const consoleAllowed = (principal: Principal) => sar.check(principal, "console")
 
-    /** The full chain for `endpoint`; succeeds with the caller or fails with the error to answer. */
-    const guard = Effect.fn("Edge.guard")(function* (request: HttpServerRequest.HttpServerRequest, endpoint: string) {
-      const caller = yield* identify(request, endpoint)
+    /**
+     * The full chain for `endpoint`; succeeds with the caller and what `read` read, or fails with the error to
+     * answer. A tool-call token taken with the limits goes back when the scope closes unless the call claimed it.
+     */
+    const guard = <I>(
+      request: HttpServerRequest.HttpServerRequest,
+      endpoint: string,
+      read: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<Read<I>>
+    ): Effect.Effect<{ readonly caller: Caller; readonly input: I }, DomainError, Scope.Scope> =>
+      Effect.gen(function* () {
+      const { caller, input } = yield* identifyReading(request, endpoint, read)
       const { principal, clientIp } = caller
       if (!(yield* consoleAllowed(principal))) {
         yield* audit.emit({
@@ -216,29 +272,37 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
         })
         return yield* new Forbidden({ detail: "console access denied: your groups are not granted the console" })
       }
-      return caller
-    })
+      return { caller, input } as const
+    }).pipe(Effect.withSpan("Edge.guard"))
 
     /**
-     * Runs the chain, then `handler` with the caller; chain failures and domain errors of the handler become
-     * problem responses.
+     * Runs the chain with `read` in it (see the top of this file), then `handler` with the caller and what was
+     * read; chain failures and domain errors of the handler become problem responses. The request's scope (and so
+     * its tool-call token, see `guard`) ends with the handler.
      */
-    const serve = <E extends DomainError, R>(
+    const serveRead = <I, E extends DomainError, R>(
       endpoint: string,
-      handler: (caller: Caller, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+      read: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<Read<I>>,
+      handler: (caller: Caller, request: HttpServerRequest.HttpServerRequest, input: I) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
     ) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const caller = yield* guard(request, endpoint)
-        return yield* handler(caller, request)
-      }).pipe(Effect.catchIf(isDomainError, (e) =>
+        const { caller, input } = yield* guard(request, endpoint, read)
+        return yield* handler(caller, request, input)
+      }).pipe(Effect.scoped, Effect.catchIf(isDomainError, (e) =>
         e._tag === "PayloadTooLarge"
           // The unread rest of an oversized body must not be parsed as the next request.
           ? Effect.map(problemResponse(e), HttpServerResponse.setHeader("connection", "close"))
           : problemResponse(e)))
 
+    /** `serveRead` for a route that reads nothing before its limits. */
+    const serve = <E extends DomainError, R>(
+      endpoint: string,
+      handler: (caller: Caller, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+    ) => serveRead(endpoint, readNothing, (caller, request) => handler(caller, request))
+
     const clientIp = (request: HttpServerRequest.HttpServerRequest) => clientIpOf(request, proxies)
-    return { admit, identify, identifyOptional, consoleAllowed, guard, serve, authenticate, clientIp } as const
+    return { admit, identify, identifyOptional, consoleAllowed, serve, serveRead, authenticate, clientIp } as const
   })
 }) {}
 

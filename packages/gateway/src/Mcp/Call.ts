@@ -1,6 +1,7 @@
 /**
  * The `tools/call` pipeline: per-tool SAR (`use` on `tools/<name>`; a deny or an error answers "permission
- * denied" and the tool never runs) -> tool calls per user per minute -> argument decoding -> the tool under its
+ * denied" and the tool never runs) -> tool calls per user per minute (the verdict of the token taken with the
+ * request's own limits, when the edge took one: `RateLimits.withToolCall`) -> argument decoding -> the tool under its
  * deadline (and, on a draining gateway, its grace) -> the `tool.executed` audit event and metrics. Every outcome
  * is a tool result, never a JSON-RPC error: failures are `isError: true` with a redacted message, successes JSON
  * text within the output cap.
@@ -86,7 +87,7 @@ export class ToolCalls extends Effect.Service<ToolCalls>()("@kubemend/gateway/To
         })
         return yield* finish("denied", deniedMessage(ctx.tool), true, "permission_denied")
       }
-      if (Either.isLeft(yield* Effect.either(limits.toolCall(user)))) {
+      if (Either.isLeft(yield* Effect.either(limits.toolCall(user, ctx.caller.prepaidToolCall)))) {
         return yield* finish("denied", rateLimitedMessage, true, "rate_limited")
       }
       const decoded = Schema.decodeUnknownEither(def.input, { onExcessProperty: "error", errors: "all" })(args)

@@ -3,13 +3,18 @@
  * web-standard server transport. Every request runs the edge chain first; then `POST` without a session id must
  * be `initialize` (which opens a session), anything else names the caller's own session. `Accept` picks the
  * answer: with `text/event-stream` the SDK's SSE stream, with only `application/json` one JSON body.
+ *
+ * A `POST` is read inside the chain, after the token and before the limits (`Edge.serveRead`), so that a single
+ * `tools/call` takes its tool-call token with them in one round trip of the shared state; what reading it refuses
+ * (406, 415, 413, JSON-RPC parse errors) is answered after the limits and the console gate, in the same order as
+ * when the handler read it.
  */
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Deferred, Effect } from "effect"
+import { Deferred, Effect, Either } from "effect"
 import { Drain } from "@kubemend/core/Drain"
 import { ServerConfig } from "@kubemend/core/Servers"
-import { InternalError, InvalidRequest, McpDisabled, NotAcceptable, UnsupportedMediaType } from "@kubemend/core/Errors"
+import { InternalError, InvalidRequest, McpDisabled, NotAcceptable, type PayloadTooLarge, UnsupportedMediaType } from "@kubemend/core/Errors"
 import { maxJsonDepth, nestsDeeperThan } from "@kubemend/core/JsonDepth"
 import { problemResponse } from "@kubemend/core/Wire"
 import { readBody } from "../Edge/Body.ts"
@@ -29,6 +34,18 @@ const missingCallParams = (body: unknown) => {
   return !Array.isArray(body) && m !== null && typeof m === "object" && m.method === "tools/call" &&
     (typeof m.params !== "object" || m.params === null || typeof (m.params as { name?: unknown }).name !== "string")
 }
+
+/** A single `tools/call` request (not a notification) naming its tool: it takes its tool-call token at the edge. */
+const isToolCall = (body: unknown) => {
+  const m = body as { id?: unknown; method?: unknown; params?: { name?: unknown } } | null
+  return !Array.isArray(body) && typeof m === "object" && m !== null && m.method === "tools/call" &&
+    (typeof m.id === "string" || typeof m.id === "number") && typeof m.params?.name === "string"
+}
+
+/** A POST as read before the limits: its JSON-RPC body, or the JSON-RPC error that answers it. */
+type Posted = { readonly body: unknown } | { readonly answer: HttpServerResponse.HttpServerResponse }
+/** A POST as read, or why it cannot be (answered once the limits and the console gate let the request through). */
+type Read = Either.Either<Posted, NotAcceptable | UnsupportedMediaType | PayloadTooLarge | InvalidRequest>
 
 const initializeOf = (body: unknown) =>
   (Array.isArray(body) ? body : [body]).find((m) => (m as { method?: unknown } | null)?.method === "initialize") as
@@ -95,11 +112,11 @@ export const McpRoutes = Effect.gen(function* () {
       return HttpServerResponse.empty({ status: response.status })
     })
 
-  const post = (caller: Caller, request: HttpServerRequest.HttpServerRequest) =>
+  /** Reads a POST for the edge (`Edge.serveRead`): refusals are kept for `post` to answer. */
+  const readPost = (request: HttpServerRequest.HttpServerRequest) =>
     Effect.gen(function* () {
       const accept = request.headers["accept"] ?? ""
-      const sse = accept.includes("text/event-stream")
-      if (!sse && !accept.includes("application/json") && !accept.includes("*/*")) {
+      if (!accept.includes("text/event-stream") && !accept.includes("application/json") && !accept.includes("*/*")) {
         return yield* new NotAcceptable({ detail: "Accept must include application/json or text/event-stream" })
       }
       if (!(request.headers["content-type"] ?? "").toLowerCase().startsWith("application/json")) {
@@ -110,18 +127,35 @@ export const McpRoutes = Effect.gen(function* () {
       try {
         body = JSON.parse(text)
       } catch {
-        return jsonRpcError(-32700, "Parse error: invalid JSON")
+        return { answer: jsonRpcError(-32700, "Parse error: invalid JSON") }
       }
-      if (Array.isArray(body) && body.length === 0) return jsonRpcError(-32600, "Invalid Request: empty batch")
-      if (nestsDeeperThan(body)) return jsonRpcError(-32600, `Invalid Request: the request nests deeper than ${maxJsonDepth} levels`)
+      if (Array.isArray(body) && body.length === 0) return { answer: jsonRpcError(-32600, "Invalid Request: empty batch") }
+      if (nestsDeeperThan(body)) return { answer: jsonRpcError(-32600, `Invalid Request: the request nests deeper than ${maxJsonDepth} levels`) }
       if (missingCallParams(body)) {
         const id = (body as { id?: unknown }).id
-        return HttpServerResponse.unsafeJson({
-          jsonrpc: "2.0",
-          id: typeof id === "string" || typeof id === "number" ? id : null,
-          error: { code: -32602, message: "Invalid params: tools/call needs params with a tool name" }
-        })
+        return {
+          answer: HttpServerResponse.unsafeJson({
+            jsonrpc: "2.0",
+            id: typeof id === "string" || typeof id === "number" ? id : null,
+            error: { code: -32602, message: "Invalid params: tools/call needs params with a tool name" }
+          })
+        }
       }
+      return { body }
+    }).pipe(
+      Effect.either,
+      Effect.map((posted: Read) => ({
+        input: posted,
+        toolCall: Either.isRight(posted) && "body" in posted.right && isToolCall(posted.right.body)
+      }))
+    )
+
+  const post = (caller: Caller, request: HttpServerRequest.HttpServerRequest, read: Read) =>
+    Effect.gen(function* () {
+      const sse = (request.headers["accept"] ?? "").includes("text/event-stream")
+      const posted = yield* read
+      if ("answer" in posted) return posted.answer
+      const { body } = posted
       const id = request.headers["mcp-session-id"]
       if (id === undefined) {
         const initialize = initializeOf(body)
@@ -143,14 +177,11 @@ export const McpRoutes = Effect.gen(function* () {
       return yield* sessions.using(session, dispatch(session, request, caller, {}))
     })
 
-  const guarded = (handler: typeof post) =>
-    config.mcpEnabled
-      ? edge.serve("/mcp", handler)
-      : problemResponse(new McpDisabled({ detail: "MCP is disabled on this gateway" }))
+  const disabled = problemResponse(new McpDisabled({ detail: "MCP is disabled on this gateway" }))
 
   return HttpRouter.empty.pipe(
-    HttpRouter.post("/mcp", guarded(post)),
-    HttpRouter.get("/mcp", guarded(other)),
-    HttpRouter.del("/mcp", guarded(other))
+    HttpRouter.post("/mcp", config.mcpEnabled ? edge.serveRead("/mcp", readPost, post) : disabled),
+    HttpRouter.get("/mcp", config.mcpEnabled ? edge.serve("/mcp", other) : disabled),
+    HttpRouter.del("/mcp", config.mcpEnabled ? edge.serve("/mcp", other) : disabled)
   )
 })
