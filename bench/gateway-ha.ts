@@ -165,7 +165,7 @@ const program = Effect.gen(function* () {
       `(${[...commands].map(([name, n]) => `${name} ${(n / Math.max(1, sharedCalls)).toFixed(3)}`).join(", ")}); ${aside} sent while the memory setup ran`
   )
   // What the difference is made of, measured apart from the HTTP path: one rate-limit script round trip (a
-  // tools/call makes the ip and user limits' together, its token being remembered, and the tool limit's). Back to
+  // tools/call makes one: its ip, user and tool-call tokens together, its bearer token being remembered). Back to
   // back the server stays hot; one every 10 ms (as sparse calls meet it) a busy machine may first have to wake it.
   const roundTrips = (pause: number, n: number) =>
     Effect.gen(function* () {

@@ -94,32 +94,35 @@ layer(InfraLive, { excludeTestServices: true })(skipRedis ? `${title} (skipped: 
       assert.strictEqual(limited.length, 1)
     }))
 
-  it.scoped.skipIf(skipRedis)("the user limit counts both replicas: tool calls and every other POST, whatever its body, pay it first", () =>
-    Effect.gen(function* () {
-      // Three per second: the session takes two, so one more and what refills during the burst pass; counted per
-      // replica, four would (one on A, three on B).
-      const [a, b] = yield* replicas({ userRequestsPerSec: 3 })
-      const sre = yield* token("sre")
-      const headers = yield* session(a, sre)
-      const bodies = [
-        ["tools/call", headers, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "svc_list_remediations", arguments: {} } })],
-        ["malformed JSON", headers, "{\"jsonrpc\": "],
-        ["batch", headers, JSON.stringify([{ jsonrpc: "2.0", id: 2, method: "tools/list" }])],
-        ["notification", headers, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })],
-        ["wrong content type", { ...headers, "content-type": "text/plain" }, "{}"]
-      ] as const
-      const sends = [...bodies, ...bodies].map(([kind, h, body], i) =>
-        Effect.map(raw(`${(i % 2 === 0 ? a : b).url}/mcp`, { method: "POST", headers: h, body, token: sre }), (r) => [kind, r] as const)
-      )
-      const answers = yield* Effect.all(sends, { concurrency: "unbounded" })
-      const refused = answers.filter(([, r]) => r.status === 429)
-      assert.isAtLeast(refused.length, 7, JSON.stringify(answers.map(([kind, r]) => [kind, r.status])))
-      for (const [, r] of refused) {
-        assert.strictEqual(r.json.type, "https://kubemend.io/problems/rate-limited")
-        assert.strictEqual(r.headers.get("retry-after"), "1")
-      }
-      const denials = [...yield* a.audit.entries, ...yield* b.audit.entries].filter((e) => e.type === "ratelimit.denied")
-      assert.strictEqual(denials.length, refused.length)
-      assert.isTrue(denials.every((e) => e.data["scope"] === "user" && e.userId === "sre-user"))
-    }))
+  it.scoped.skipIf(skipRedis)(
+    "the user limit counts both replicas: tool calls and every other POST, whatever its body, pay it first",
+    () =>
+      Effect.gen(function* () {
+        // Three per second: the session takes two, so one more and what refills during the burst pass; counted per
+        // replica, four would (one on A, three on B).
+        const [a, b] = yield* replicas({ userRequestsPerSec: 3 })
+        const sre = yield* token("sre")
+        const headers = yield* session(a, sre)
+        const bodies = [
+          ["tools/call", headers, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "svc_list_remediations", arguments: {} } })],
+          ["malformed JSON", headers, "{\"jsonrpc\": "],
+          ["batch", headers, JSON.stringify([{ jsonrpc: "2.0", id: 2, method: "tools/list" }])],
+          ["notification", headers, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })],
+          ["wrong content type", { ...headers, "content-type": "text/plain" }, "{}"]
+        ] as const
+        const sends = [...bodies, ...bodies].map(([kind, h, body], i) =>
+          Effect.map(raw(`${(i % 2 === 0 ? a : b).url}/mcp`, { method: "POST", headers: h, body, token: sre }), (r) => [kind, r] as const)
+        )
+        const answers = yield* Effect.all(sends, { concurrency: "unbounded" })
+        const refused = answers.filter(([, r]) => r.status === 429)
+        assert.isAtLeast(refused.length, 7, JSON.stringify(answers.map(([kind, r]) => [kind, r.status])))
+        for (const [, r] of refused) {
+          assert.strictEqual(r.json.type, "https://kubemend.io/problems/rate-limited")
+          assert.strictEqual(r.headers.get("retry-after"), "1")
+        }
+        const denials = [...yield* a.audit.entries, ...yield* b.audit.entries].filter((e) => e.type === "ratelimit.denied")
+        assert.strictEqual(denials.length, refused.length)
+        assert.isTrue(denials.every((e) => e.data["scope"] === "user" && e.userId === "sre-user"))
+      })
+  )
 })

@@ -260,20 +260,20 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
       read: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<Read<I>>
     ): Effect.Effect<{ readonly caller: Caller; readonly input: I }, DomainError, Scope.Scope> =>
       Effect.gen(function* () {
-      const { caller, input } = yield* identifyReading(request, endpoint, read)
-      const { principal, clientIp } = caller
-      if (!(yield* consoleAllowed(principal))) {
-        yield* audit.emit({
-          type: "auth.access_denied",
-          outcome: "failure",
-          userId: principal.user,
-          clientIp,
-          data: { resource: "console", endpoint, groups: principal.groups.join(",") }
-        })
-        return yield* new Forbidden({ detail: "console access denied: your groups are not granted the console" })
-      }
-      return { caller, input } as const
-    }).pipe(Effect.withSpan("Edge.guard"))
+        const { caller, input } = yield* identifyReading(request, endpoint, read)
+        const { principal, clientIp } = caller
+        if (!(yield* consoleAllowed(principal))) {
+          yield* audit.emit({
+            type: "auth.access_denied",
+            outcome: "failure",
+            userId: principal.user,
+            clientIp,
+            data: { resource: "console", endpoint, groups: principal.groups.join(",") }
+          })
+          return yield* new Forbidden({ detail: "console access denied: your groups are not granted the console" })
+        }
+        return { caller, input } as const
+      }).pipe(Effect.withSpan("Edge.guard"))
 
     /**
      * Runs the chain with `read` in it (see the top of this file), then `handler` with the caller and what was
@@ -289,11 +289,14 @@ export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
         const request = yield* HttpServerRequest.HttpServerRequest
         const { caller, input } = yield* guard(request, endpoint, read)
         return yield* handler(caller, request, input)
-      }).pipe(Effect.scoped, Effect.catchIf(isDomainError, (e) =>
-        e._tag === "PayloadTooLarge"
-          // The unread rest of an oversized body must not be parsed as the next request.
-          ? Effect.map(problemResponse(e), HttpServerResponse.setHeader("connection", "close"))
-          : problemResponse(e)))
+      }).pipe(
+        Effect.scoped,
+        Effect.catchIf(isDomainError, (e) =>
+          e._tag === "PayloadTooLarge"
+            // The unread rest of an oversized body must not be parsed as the next request.
+            ? Effect.map(problemResponse(e), HttpServerResponse.setHeader("connection", "close"))
+            : problemResponse(e))
+      )
 
     /** `serveRead` for a route that reads nothing before its limits. */
     const serve = <E extends DomainError, R>(

@@ -51,8 +51,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("@kubemend/gateway/
       Effect.zipRight(metrics.rateLimited(scope), Effect.fail(new RateLimited({ scope, retryAfterSeconds })))
     /** Takes from the buckets of `checks` in one round trip, in order; the first refusal fails the request. */
     const check = (...checks: ReadonlyArray<Check>) =>
-      Effect.flatMap(shared.takeAll(checks.map(bucket)), (taken) =>
-        taken.ok ? Effect.void : refuse(checks[taken.refused]![0], taken.retryAfterSeconds))
+      Effect.flatMap(shared.takeAll(checks.map(bucket)), (taken) => taken.ok ? Effect.void : refuse(checks[taken.refused]![0], taken.retryAfterSeconds))
 
     /**
      * Per client address (unless `address` is undefined: limited before authentication), then per user, then the
