@@ -15,7 +15,7 @@ import { initializeBody, mcpHeaders, raw } from "./support/Client.ts"
 import { type Gateway, InfraLive, startGateway, token } from "./support/Harness.ts"
 import { requireRedis, skipRedis, uniquePrefix, unreachable, valkeySettings } from "./support/Redis.ts"
 
-const replicas = (rateLimit: GatewayOverrides["rateLimit"]) =>
+const replicas = (rateLimit: NonNullable<GatewayOverrides["rateLimit"]>) =>
   Effect.gen(function* () {
     yield* requireRedis
     const valkey = Option.some(valkeySettings(yield* uniquePrefix("limits")))
