@@ -47,6 +47,12 @@ export interface AgentLink {
   readonly follow: (rrId: string, sessionId: string, after: number, user: string) => Effect.Effect<void>
 }
 
+/** A link as its MCP session holds it: the session may stop a follow (another gateway replica took it over). */
+export interface SessionLink extends AgentLink {
+  /** Stops following `rrId`'s investigation, if this link does; a later `follow` starts again. */
+  readonly unfollow: (rrId: string) => Effect.Effect<void>
+}
+
 /** A fault of the link itself (unreachable, 5xx, broken stream): counts against the breaker. */
 class AgentDown {
   readonly _tag = "AgentDown"
@@ -88,7 +94,7 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
     const endpoint = Option.map(config.agentUrl, (u) => new URL(`${u.replace(/\/+$/, "")}/api/v1/mcp`))
 
     /** A link for one session; `onNotification` receives the agent's `notifications/message` params. */
-    const link = (onNotification: (params: unknown) => void): Effect.Effect<AgentLink, never, Scope.Scope> =>
+    const link = (onNotification: (params: unknown) => void): Effect.Effect<SessionLink, never, Scope.Scope> =>
       Effect.gen(function* () {
         let current: ActingUser | undefined
         let connection: Promise<{ client: Client; transport: StreamableHTTPClientTransport }> | undefined
@@ -227,7 +233,9 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
             )
           })
 
-        return { call, follow } satisfies AgentLink
+        const unfollow: SessionLink["unfollow"] = (rrId) => Effect.zipRight(Effect.sync(() => void following.delete(rrId)), FiberMap.remove(follows, rrId))
+
+        return { call, follow, unfollow } satisfies SessionLink
       })
 
     /** One call on a link of its own (for callers without a session, such as the A2A agent loop). */

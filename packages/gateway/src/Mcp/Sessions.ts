@@ -18,7 +18,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { Clock, Deferred, Duration, Effect, ExecutionStrategy, Exit, Option, Runtime, Schedule, Scope, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, ExecutionStrategy, Exit, Option, Queue, Runtime, Schedule, Scope, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { SessionNotFound } from "@kubemend/core/Errors"
 import { AgentClient, type AgentLink } from "../AgentClient.ts"
@@ -28,6 +28,7 @@ import { GatewayAudit } from "../GatewayAudit.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
 import { GatewayMetrics } from "../GatewayMetrics.ts"
 import { SharedState } from "../SharedState.ts"
+import { sessionNotifications } from "./Notifications.ts"
 import { makeServerFactory } from "./Server.ts"
 import { initializeParams, recordKey, replayHandshake, type SessionRecord } from "./SessionRecord.ts"
 
@@ -35,11 +36,15 @@ import { initializeParams, recordKey, replayHandshake, type SessionRecord } from
 const endedTopic = "mcp:ended"
 /** Ended session ids remembered for re-creations in progress (a re-creation takes milliseconds). */
 const maxEndedKept = 1000
+/** Agent notifications of a session not yet sent on; past it the oldest are dropped (a stalled store). */
+const outboxCapacity = 1024
 
 export interface McpSession {
   readonly owner: string
   readonly transport: WebStandardStreamableHTTPServerTransport
   readonly server: Server
+  /** Stops this copy's follow of an RR's investigation (another replica follows it now). */
+  readonly unfollow: (rrId: string) => Effect.Effect<void>
   /** Requests being handled right now; an idle sweep never closes a busy session. */
   busy: number
   lastUsed: number
@@ -61,6 +66,8 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
     const slots = yield* SessionSlots
     const shared = yield* SharedState
     const makeServer = yield* makeServerFactory
+    const open = new Map<string, Open>()
+    const notifications = yield* sessionNotifications(shared, (id) => open.get(id))
     const scope = yield* Effect.scope
     const runtime = yield* Effect.runtime<never>()
     const runPromise = Runtime.runPromise(runtime)
@@ -68,7 +75,6 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
     const idleMs = Duration.toMillis(idle)
     // One replica alone never needs a record: nobody else could serve the session.
     const sharing = shared.backend === "valkey"
-    const open = new Map<string, Open>()
     /** Sessions announced ended lately: one being re-created here meanwhile is dropped once it is. */
     const ended = new Set<string>()
     const adopting = new Map<string, Deferred.Deferred<McpSession, SessionNotFound>>()
@@ -107,11 +113,14 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
     ) =>
       Effect.gen(function* () {
         let id: string | undefined
-        // eslint-disable-next-line prefer-const -- assigned below; the agent link's callback, made first, reads it
-        let server: Server | undefined
-        const link: AgentLink = yield* agents.link((params) => {
-          void server?.sendLoggingMessage(params as Parameters<Server["sendLoggingMessage"]>[0]).catch(() => undefined)
-        }).pipe(Scope.extend(sessionScope))
+        // The link calls back outside any fiber: its notifications go out in order from a queue of the session.
+        const outbox = yield* Queue.sliding<unknown>(outboxCapacity)
+        const link = yield* agents.link((params) => void Queue.unsafeOffer(outbox, params)).pipe(Scope.extend(sessionScope))
+        // Whichever replica follows the session's investigation from now on, only one does.
+        const agent: AgentLink = {
+          call: link.call,
+          follow: (rrId, agentSession, after, user) => Effect.zipRight(link.follow(rrId, agentSession, after, user), notifications.claim(id, rrId))
+        }
         const now = yield* Clock.currentTimeMillis
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: sessionId,
@@ -122,9 +131,14 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
           // Awaited by the SDK: the DELETE is answered once every replica was told.
           onsessionclosed: (sid) => runPromise(closeSession(sid, true))
         })
-        server = makeServer({ sessionId: () => id, agent: link })
-        const session: McpSession = { owner, transport, server, busy: 0, lastUsed: now }
-        yield* Effect.promise(() => server!.connect(transport))
+        const server = makeServer({ sessionId: () => id, agent })
+        const session: McpSession = { owner, transport, server, unfollow: link.unfollow, busy: 0, lastUsed: now }
+        yield* Queue.take(outbox).pipe(
+          Effect.flatMap((params) => notifications.deliver(id, session, params)),
+          Effect.forever,
+          Effect.forkIn(sessionScope)
+        )
+        yield* Effect.promise(() => server.connect(transport))
         return session
       })
 
