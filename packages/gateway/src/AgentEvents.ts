@@ -6,15 +6,20 @@
  * returned (the opening analysis going on, a takeover, a lapse, the session ending) reaches the user as
  * `notifications/message` on their MCP session and the RR's status-stream subscribers (`listen`).
  *
+ * With Valkey (`SharedState`) the events any replica sees reach every replica's `listen`ers (announced on
+ * `status:investigation`), so a status-stream subscriber need not be on the replica serving the holder; each event
+ * reaches a listener once, though a call and the follow after it both carry the events of that call.
+ *
  * A dropped connection is resumed with `Last-Event-ID` after a capped, jittered backoff; a stream silent for four
  * of the agent's keep-alive intervals counts as dropped. After an agent restart the session is gone (404): the user is told it was
  * lost. A follow ends after `session_ended`, when another user took the session over, or with its link's scope.
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser"
-import { Data, Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
+import { Data, Duration, Effect, Option, Queue, Ref, Schedule, Stream } from "effect"
 import { describeSessionEvent } from "@kubemend/core/domain/Incident"
 import { tokenSource } from "@kubemend/core/ServiceToken"
 import { GatewayConfig } from "./GatewayConfig.ts"
+import { SharedState } from "./SharedState.ts"
 
 /** One investigation event as users get it: the agent's event fields plus what it is about and a readable line. */
 export interface InvestigationEvent {
@@ -54,15 +59,51 @@ const parseData = (m: EventSourceMessage): Record<string, unknown> => {
 /** Four of the agent's keep-alives (`session.keepaliveInterval`, 15 s): silence longer than that is a dead link. */
 const idle = Duration.seconds(60)
 
+/** Where replicas tell each other the investigation events they see, for their status-stream subscribers. */
+const statusTopic = "status:investigation"
+/** Events not yet told on; past it the oldest are dropped (a stalled store). */
+const outboxCapacity = 1024
+/** Events remembered to drop repeats: the overlap of a call and a follow is a handful. */
+const maxRemembered = 4096
+
 const backoff = Schedule.exponential(Duration.millis(250)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(10))), Schedule.jittered)
 
 export class AgentEvents extends Effect.Service<AgentEvents>()("@kubemend/gateway/AgentEvents", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const config = yield* GatewayConfig
+    const shared = yield* SharedState
     const token = yield* tokenSource(config.agentToken)
     const listeners = new Map<string, Set<(e: InvestigationEvent) => void>>()
+    const seen = new Set<string>()
 
-    const publish = (e: InvestigationEvent) => listeners.get(e.rr_id)?.forEach((f) => f(e))
+    /** To this replica's listeners, each event once (a call and a follow both carry the events of a call). */
+    const tell = (e: InvestigationEvent) => {
+      if (e.seq > 0) {
+        const key = `${e.session_id}:${e.seq}`
+        if (seen.has(key)) return
+        seen.add(key)
+        if (seen.size > maxRemembered) seen.delete(seen.values().next().value!)
+      }
+      listeners.get(e.rr_id)?.forEach((f) => f(e))
+    }
+    // With Valkey every replica's listeners get the events any replica sees: the status stream's subscriber and the
+    // holder's calls need not share a replica. In order, from one queue (callers are outside any fiber).
+    const outbox = yield* Queue.sliding<InvestigationEvent>(outboxCapacity)
+    const publish = (e: InvestigationEvent) => void Queue.unsafeOffer(outbox, e)
+    const sharing = shared.backend === "valkey"
+    yield* Queue.take(outbox).pipe(
+      Effect.flatMap((e) => sharing ? shared.announce(statusTopic, JSON.stringify(e)) : Effect.sync(() => tell(e))),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    if (sharing) {
+      yield* shared.notices(statusTopic).pipe(
+        Stream.runForEach((n) =>
+          n._tag === "Announced" ? Effect.try(() => tell(JSON.parse(n.message) as InvestigationEvent)).pipe(Effect.ignore) : Effect.void
+        ),
+        Effect.forkScoped
+      )
+    }
 
     /** One connection to the session's stream from `last` on; ends after `session_ended`, fails when dropped. */
     const connect = (base: string, sessionId: string, last: Ref.Ref<number>): Stream.Stream<Item, Dropped> =>

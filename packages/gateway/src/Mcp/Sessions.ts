@@ -13,7 +13,8 @@
  * the session ends (slot freed, record deleted) on `DELETE /mcp` or once no replica used it for the idle timeout.
  * Ending it is announced (`ended`) to every replica, which drops its copy at once, so a session deleted on one
  * replica answers 404 on all without a Valkey read per request; a replica that may have missed announcements
- * (its connection to Valkey was lost) checks the records of the copies it holds.
+ * (its connection to Valkey was lost) checks the records of the copies it holds. What the agent sends a session
+ * reaches its standalone GET stream on whichever replica holds it, once (Notifications.ts).
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
