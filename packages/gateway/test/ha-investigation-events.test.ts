@@ -12,22 +12,10 @@ import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/type
 import { Duration, Effect, Option, Redacted } from "effect"
 import { createServer, request as httpRequest, type Server as HttpServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
 import { type Gateway, InfraLive, startGateway, token } from "./support/Harness.ts"
-import { startRealAgent } from "./support/RealAgent.ts"
+import { checkoutScripts as scripts, startRealAgent } from "./support/RealAgent.ts"
 import { requireRedis, skipRedis, uniquePrefix, unreachable, valkeySettings } from "./support/Redis.ts"
 
-const rca = "The checkout pods are OOMKilled."
-const scripts: ReadonlyArray<Script> = [{
-  name: "opening",
-  turns: [
-    {
-      text: "Reading the deployment.",
-      toolCalls: [{ name: "cluster_get", arguments: { kind: "Deployment", api_version: "apps/v1", name: "checkout", namespace: "demo" } }]
-    },
-    { text: rca }
-  ]
-}]
 const rr_id = "rr-checkout-crash"
 
 interface Event {

@@ -6,24 +6,12 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Option, Redacted } from "effect"
-import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
 import { InfraLive, startTestGateway, token } from "./a2a-support.ts"
 import { call, connect } from "./support/Client.ts"
-import { startRealAgent } from "./support/RealAgent.ts"
+import { checkoutScripts as scripts, startRealAgent } from "./support/RealAgent.ts"
 import { requireRedis, skipRedis, uniquePrefix, unreachable, valkeySettings } from "./support/Redis.ts"
 import { open, subscribeBody } from "./status-support.ts"
 
-const rca = "The checkout pods are OOMKilled."
-const scripts: ReadonlyArray<Script> = [{
-  name: "opening",
-  turns: [
-    {
-      text: "Reading the deployment.",
-      toolCalls: [{ name: "cluster_get", arguments: { kind: "Deployment", api_version: "apps/v1", name: "checkout", namespace: "demo" } }]
-    },
-    { text: rca }
-  ]
-}]
 const rr_id = "rr-checkout-crash"
 
 const title = "status-stream investigation events across gateway replicas"

@@ -8,23 +8,10 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Option, Redacted } from "effect"
-import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
 import { InfraLive, startTestGateway, token } from "./a2a-support.ts"
 import { call, connect } from "./support/Client.ts"
-import { startRealAgent } from "./support/RealAgent.ts"
+import { checkoutRca as rca, checkoutScripts as scripts, startRealAgent } from "./support/RealAgent.ts"
 import { open, subscribeBody } from "./status-support.ts"
-
-const rca = "The checkout pods are OOMKilled."
-const scripts: ReadonlyArray<Script> = [{
-  name: "opening",
-  turns: [
-    {
-      text: "Reading the deployment.",
-      toolCalls: [{ name: "cluster_get", arguments: { kind: "Deployment", api_version: "apps/v1", name: "checkout", namespace: "demo" } }]
-    },
-    { text: rca }
-  ]
-}]
 
 const until = <A>(read: () => A, done: (a: A) => boolean, what: string) =>
   Effect.promise(async () => {

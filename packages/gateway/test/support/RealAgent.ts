@@ -18,6 +18,19 @@ import { AlignmentLlm } from "@kubemend/agent/Investigation/Alignment"
 import { Infra } from "./Harness.ts"
 import { namespace } from "./Seed.ts"
 
+/** An investigation of the seeded checkout Deployment: one tool call, then the root cause. */
+export const checkoutRca = "The checkout pods are OOMKilled."
+export const checkoutScripts: ReadonlyArray<Script> = [{
+  name: "opening",
+  turns: [
+    {
+      text: "Reading the deployment.",
+      toolCalls: [{ name: "cluster_get", arguments: { kind: "Deployment", api_version: "apps/v1", name: "checkout", namespace: "demo" } }]
+    },
+    { text: checkoutRca }
+  ]
+}]
+
 export interface RealAgentOptions {
   readonly scripts: ReadonlyArray<Script>
   /** Delay of every model answer (so an analysis outlives the call that started it). */
