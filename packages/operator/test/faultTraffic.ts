@@ -109,18 +109,33 @@ const post = async (url: string, token: string, body: unknown) => {
  */
 export const auditWriter = (storageUrl: string, token: string, chains: readonly [string, string], perBatch: number, intervalMs: number) => {
   const acknowledged: Array<string> = []
-  let pending: Array<ReturnType<typeof auditEvent> & { readonly event_id: string }> | undefined
+  const batchOf = (size: number) => Array.from({ length: size }, (_, i) => ({ ...auditEvent({ correlation_id: chains[i % 2] }), event_id: randomUUID() }))
+  const send = (url: string, batch: ReadonlyArray<{ readonly event_id: string }>) =>
+    post(`${url}/api/v1/audit/events/batch`, token, batch).then(({ status }) => status === 201 || status === 202, () => false)
+  let pending: ReadonlyArray<{ readonly event_id: string }> | undefined
   let resends = 0
   const traffic = loop("audit", intervalMs, async () => {
-    if (pending === undefined) {
-      pending = Array.from({ length: perBatch }, (_, i) => ({ ...auditEvent({ correlation_id: chains[i % 2] }), event_id: randomUUID() }))
-    } else resends++
-    const { status } = await post(`${storageUrl}/api/v1/audit/events/batch`, token, pending)
-    if (status !== 201 && status !== 202) throw new Error(`storage answered ${status}`)
+    if (pending === undefined) pending = batchOf(perBatch)
+    else resends++
+    if (!(await send(storageUrl, pending))) throw new Error("storage did not acknowledge the batch")
     acknowledged.push(...pending.map((e) => e.event_id))
     pending = undefined
   })
-  return { ...traffic, acknowledged, resends: () => resends }
+  /**
+   * A batch of `size` sent to one replica, which the drill kills while it is in flight; not acknowledged there, it
+   * goes again through the service's url as a client retries a cut request. Resolves with whether it was cut.
+   */
+  const sendThrough = async (replicaUrl: string, size: number) => {
+    const batch = batchOf(size)
+    const cut = !(await send(replicaUrl, batch))
+    if (cut) {
+      do resends++
+      while (!(await send(storageUrl, batch)))
+    }
+    acknowledged.push(...batch.map((e) => e.event_id))
+    return cut
+  }
+  return { ...traffic, acknowledged, sendThrough, resends: () => resends }
 }
 
 /**

@@ -178,6 +178,7 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
           headers: { "content-type": "application/json", authorization: `Bearer ${stack.serviceTokens.operator}`, connection: "close" }
         })
       let orphan = ""
+      let cutBatch = false
       const pause = () => sleep(4000)
       const kills = await runDrill(traffic, [
         { target: "gateway-0", kill: () => killReplica(stack.gateway.replicas[0]!), affected: (t) => [...t.mcp, ...t.a2a], settle: pause },
@@ -190,7 +191,18 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
           affected: (t) => [t.agent, ...t.a2a],
           settle: pause
         },
-        { target: "storage-0", kill: () => killReplica(stack.storage.replicas[0]!), affected: (t) => [t.audit], settle: pause },
+        {
+          target: "storage-0",
+          // With a 1,000-event batch in flight to it: cut before or after its write, it is stored once.
+          kill: async () => {
+            const batch = traffic.audit.sendThrough(stack.storage.replicas[0]!.url, 1000)
+            await sleep(30)
+            await killReplica(stack.storage.replicas[0]!)
+            cutBatch = await batch
+          },
+          affected: (t) => [t.audit],
+          settle: pause
+        },
         { target: "signals-0", kill: () => killReplica(stack.signals.replicas[0]!), affected: (t) => [t.signals], settle: pause },
         { target: "console-0", kill: () => killReplica(stack.console.replicas[0]!), affected: (t) => [t.console], settle: pause },
         {
@@ -215,6 +227,9 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
           stored: new Set(stored).size,
           duplicates: stored.length - new Set(stored).size
         })
+      )
+      console.log(
+        `  the 1,000-event batch in flight to storage-0 at its kill: ${cutBatch ? "cut, sent again through the service url" : "answered before the kill"}`
       )
 
       // Every acknowledged audit event is stored exactly once, nothing else is, and both chains verify.
