@@ -10,7 +10,7 @@ import { noRoute } from "@kubemend/core/HttpProblems"
 import { apiHeaders } from "@kubemend/core/ApiHeaders"
 import { drainGuard } from "@kubemend/core/Servers"
 import { problemResponse } from "@kubemend/core/Wire"
-import { stripImpersonation } from "./Edge/Chain.ts"
+import { stripImpersonation } from "./Edge/Headers.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
 import { McpRoutes } from "./Mcp/Transport.ts"
 

@@ -10,8 +10,7 @@
  * that a `tools/call` also takes its tool-call token in that round trip (`RateLimits.withToolCall`); what the read
  * refuses is answered by the handler, after the limits and the console gate, as if it had read the request itself.
  */
-import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Either, Option, Redacted, type Scope } from "effect"
 import { createHash } from "node:crypto"
 import { Auth, type Principal } from "@kubemend/core/Auth"
@@ -21,6 +20,7 @@ import { makeTrustedProxies } from "@kubemend/core/TrustedProxies"
 import { problemResponse } from "@kubemend/core/Wire"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
+import { bearer, clientIpOf, identityHeaders } from "./Headers.ts"
 import { checkOrigin } from "./Origin.ts"
 import { type PrepaidToolCall, RateLimits } from "./RateLimit.ts"
 
@@ -49,50 +49,9 @@ export interface Read<I> {
 
 const readNothing = () => Effect.succeed<Read<undefined>>({ input: undefined, toolCall: false })
 
-/**
- * The address the request came from: the socket's peer, or the forwarded client when that peer is a trusted proxy
- * (core `TrustedProxies`).
- */
-export const clientIpOf = (request: HttpServerRequest.HttpServerRequest, proxies: ReturnType<typeof makeTrustedProxies>): string =>
-  proxies.clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"]) ?? "unknown"
-
 /** How long a verified token is reused without a new signature check, in milliseconds. */
 const verifiedTokenTTL = 30_000
 const verifiedTokenCacheSize = 10_000
-
-const isImpersonation = (name: string) => name.toLowerCase().startsWith("impersonate-")
-
-/**
- * Headers by which a proxy or another service could claim who the user is. The gateway believes only the token, so
- * each one a request carries is ignored and audited (`auth.identity_ignored`): someone tried, or a proxy in front
- * is set up to authenticate users, which does not work here.
- */
-export const identityHeaders = [
-  "x-kubemend-user",
-  "x-kubemend-groups",
-  "x-forwarded-user",
-  "x-forwarded-groups",
-  "x-forwarded-email",
-  "x-forwarded-preferred-username",
-  "x-remote-user",
-  "x-remote-group",
-  "x-auth-request-user"
-] as const
-
-const bearer = (header: string | undefined) => /^\s*bearer\s+(.*?)\s*$/i.exec(header ?? "")?.[1] ?? ""
-
-/**
- * Removes inbound `Impersonate-*` headers from the request itself, so no later reader (handlers, the MCP
- * transport, anything forwarded) can see them. The gateway acts as itself towards the cluster, always.
- */
-export const stripImpersonation = HttpMiddleware.make((app) =>
-  Effect.gen(function* () {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const node = NodeHttpServerRequest.toIncomingMessage(request)
-    for (const name of Object.keys(node.headers)) if (isImpersonation(name)) delete node.headers[name]
-    return yield* app
-  })
-)
 
 export class Edge extends Effect.Service<Edge>()("@kubemend/gateway/Edge", {
   effect: Effect.gen(function* () {
