@@ -6,6 +6,7 @@
  */
 import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { duration, intInRange } from "@kubemend/core/Config"
+import { valkeyConfig as sharedValkeyConfig, type ValkeyConnection } from "@kubemend/core/Valkey"
 
 export type SslMode = "disable" | "require" | "verify-ca" | "verify-full"
 
@@ -29,26 +30,10 @@ export type DatabaseSettings =
   }
   | { readonly _tag: "Embedded"; readonly dataDir: string; readonly port: number; readonly persistent: boolean }
 
-/** The Valkey (or Redis) server holding the dead-letter queue as a stream. */
-export interface ValkeySettings {
-  readonly host: string
-  /** Default 6379. */
-  readonly port: number
-  /** AUTH password; `passwordFile` (a mounted Secret) wins when both are set. */
-  readonly password: Option.Option<Redacted.Redacted>
-  readonly passwordFile: Option.Option<string>
-  /** Logical database index. Default 0. */
-  readonly db: number
+/** The Valkey (or Redis) server holding the dead-letter queue as a stream: the shared keys (core/src/Valkey.ts) and its own. */
+export interface ValkeySettings extends ValkeyConnection {
   /** Key of the stream; `<streamKey>:events` (event count) and `<streamKey>:replay` (replay lock) sit beside it. */
   readonly streamKey: string
-  /** Present: connect with TLS (system CAs unless `caFile`; a client certificate when `certFile` and `keyFile`). */
-  readonly tls: Option.Option<{
-    readonly caFile: Option.Option<string>
-    readonly certFile: Option.Option<string>
-    readonly keyFile: Option.Option<string>
-  }>
-  /** Deadline of one Valkey call (and of connecting); past it the write is refused rather than left waiting. */
-  readonly timeout: Duration.Duration
 }
 
 export interface StorageSettings {
@@ -148,32 +133,20 @@ const databaseConfig = (dataDir: string) =>
     return { _tag: "Params", host: host.value, ...params } satisfies DatabaseSettings
   })
 
-/** Defaults of a configured `valkey` block (only `host` is required). */
+/**
+ * Defaults of a configured `valkey` block (only `host` is required). Past the deadline (of one call, and of
+ * connecting) a write is refused rather than left waiting.
+ */
 export const valkeyDefaults = { port: 6379, db: 0, streamKey: "kubemend:storage:dlq", timeout: Duration.seconds(2) } as const
 
-/** The `valkey` block; none without a `host` (the dead-letter queue is then a file). */
+/** The `valkey` block; none without a `host` (the dead-letter queue is then a file), and then nothing else in it is read. */
 const valkeyConfig = Effect.gen(function* () {
   const host = yield* opt(Config.nested(Config.string("host"), "valkey"))
   if (Option.isNone(host)) return Option.none<ValkeySettings>()
-  const inTls = <A>(c: Config.Config<A>) => Config.nested(Config.nested(c, "tls"), "valkey")
-  const tlsEnabled = yield* inTls(Config.boolean("enabled")).pipe(Config.withDefault(false))
-  const tls = inTls(Config.all({ caFile: opt(Config.string("caFile")), certFile: opt(Config.string("certFile")), keyFile: opt(Config.string("keyFile")) }))
-  const settings = yield* Config.nested(
-    Config.all({
-      port: intInRange("port", 1, 65535).pipe(Config.withDefault(valkeyDefaults.port)),
-      password: opt(Config.redacted("password")),
-      passwordFile: opt(Config.string("passwordFile")),
-      db: intInRange("db", 0, 65535).pipe(Config.withDefault(valkeyDefaults.db)),
-      streamKey: Config.nonEmptyString("streamKey").pipe(Config.withDefault(valkeyDefaults.streamKey)),
-      timeout: duration("timeout").pipe(Config.withDefault(valkeyDefaults.timeout))
-    }),
-    "valkey"
+  return yield* sharedValkeyConfig(
+    valkeyDefaults,
+    Config.all({ streamKey: Config.nonEmptyString("streamKey").pipe(Config.withDefault(valkeyDefaults.streamKey)) })
   )
-  return Option.some<ValkeySettings>({
-    host: host.value,
-    ...settings,
-    tls: tlsEnabled ? Option.some(yield* tls) : Option.none()
-  })
 })
 
 const retentionCategories = Config.nested(

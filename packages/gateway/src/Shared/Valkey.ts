@@ -1,72 +1,20 @@
 /**
- * The shared-state store on a Valkey (or Redis) server, through ioredis, configured like storage's dead-letter
- * queue (Dlq/Valkey.ts there). Commands fail at once while the server is away (no offline queue, no resend after
+ * The shared-state store on a Valkey (or Redis) server, through ioredis, with the connection options storage's
+ * dead-letter queue also uses (core/src/Valkey.ts). Commands fail at once while the server is away (no offline queue, no resend after
  * a reconnect) and each has the configured deadline: the caller (Resilient.ts) then answers from memory instead of
  * waiting. Slots and buckets change in Lua scripts, so concurrent replicas never overshoot a cap. Announcements
  * are pub/sub messages, received on a second connection of their own (a subscribed connection sends nothing else).
  */
-import { ConfigError, Data, Duration, Effect, Option, PubSub, Redacted, Runtime, Stream } from "effect"
-import { Redis, type RedisOptions } from "ioredis"
-import * as Fs from "node:fs/promises"
+import { Duration, Effect, Option, PubSub, Runtime, Stream } from "effect"
+import { acquireClient, ValkeyUnavailable } from "@kubemend/core/Valkey"
+import { Redis } from "ioredis"
 import type { BucketSpec } from "../Edge/Buckets.ts"
 import type { Admission, Notice, Store, Takes } from "../SharedState.ts"
 import { giveBackScript, slotScripts, takeScript } from "./Scripts.ts"
 import type { ValkeySettings } from "./ValkeySettings.ts"
 
-export class ValkeyUnavailable extends Data.TaggedError("ValkeyUnavailable")<{
-  readonly command: string
-  readonly cause: unknown
-}> {}
-
-/** Longest pause between reconnection attempts in the background. */
-const reconnectCap = 2_000
 /** Announcements received but not yet taken by the slowest watcher; past it the receiving waits for them. */
 const noticeBuffer = 1024
-
-const optionalFile = (key: string, path: Option.Option<string>) =>
-  Option.match(path, {
-    onNone: () => Effect.succeed(undefined),
-    onSome: (p) =>
-      Effect.tryPromise({
-        try: () => Fs.readFile(p),
-        catch: (e) => ConfigError.InvalidData(["valkey", ...key.split(".")], `cannot read ${p}: ${String(e)}`)
-      })
-  })
-
-const options = (s: ValkeySettings) =>
-  Effect.gen(function* () {
-    const passwordFile = yield* optionalFile("passwordFile", s.passwordFile)
-    const password = passwordFile === undefined ? Option.getOrUndefined(Option.map(s.password, Redacted.value)) : passwordFile.toString("utf8").trim()
-    const tls = Option.isNone(s.tls) ? undefined : {
-      servername: s.host,
-      ...Object.fromEntries(
-        Object.entries(
-          yield* Effect.all({
-            ca: optionalFile("tls.caFile", s.tls.value.caFile),
-            cert: optionalFile("tls.certFile", s.tls.value.certFile),
-            key: optionalFile("tls.keyFile", s.tls.value.keyFile)
-          })
-        ).filter(([, v]) => v !== undefined)
-      )
-    }
-    const timeout = Duration.toMillis(s.timeout)
-    return {
-      host: s.host,
-      port: s.port,
-      db: s.db,
-      ...(password === undefined ? {} : { password }),
-      ...(tls === undefined ? {} : { tls }),
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      autoResendUnfulfilledCommands: false,
-      connectTimeout: timeout,
-      commandTimeout: timeout,
-      protocol: 2,
-      connectionName: "kubemend-gateway",
-      retryStrategy: (attempt: number) => Math.min(50 * 2 ** (attempt - 1), reconnectCap)
-    } satisfies RedisOptions
-  })
 
 type Scripted = Redis & {
   kmSlotAcquire(...args: ReadonlyArray<string | number>): Promise<string>
@@ -79,21 +27,18 @@ type Scripted = Redis & {
 export const valkeyStore = (settings: ValkeySettings) =>
   Effect.gen(function* () {
     const address = `${settings.host}:${settings.port}`
-    const redis = yield* Effect.acquireRelease(
-      Effect.map(options(settings), (o) => {
-        const r = new Redis(o)
-        r.defineCommand("kmSlotAcquire", { numberOfKeys: 2, lua: slotScripts.acquire })
-        r.defineCommand("kmSlotTouch", { numberOfKeys: 2, lua: slotScripts.touch })
-        // As many keys as buckets taken from together: the count goes first in each call.
-        r.defineCommand("kmTake", { lua: takeScript })
-        r.defineCommand("kmGiveBack", { numberOfKeys: 1, lua: giveBackScript })
-        // Errors surface through the calls (and Resilient.ts logs the transitions); without a listener ioredis
-        // prints every reconnection failure.
-        r.on("error", () => undefined)
-        return r as Scripted
-      }),
-      (r) => Effect.sync(() => r.disconnect())
-    )
+    const redis = yield* acquireClient(settings, "kubemend-gateway", (o) => {
+      const r = new Redis(o)
+      r.defineCommand("kmSlotAcquire", { numberOfKeys: 2, lua: slotScripts.acquire })
+      r.defineCommand("kmSlotTouch", { numberOfKeys: 2, lua: slotScripts.touch })
+      // As many keys as buckets taken from together: the count goes first in each call.
+      r.defineCommand("kmTake", { lua: takeScript })
+      r.defineCommand("kmGiveBack", { numberOfKeys: 1, lua: giveBackScript })
+      // Errors surface through the calls (and Resilient.ts logs the transitions); without a listener ioredis
+      // prints every reconnection failure.
+      r.on("error", () => undefined)
+      return r as Scripted
+    })
     yield* Effect.promise(() => redis.connect().catch(() => undefined))
 
     // Announcements: one subscribed connection for every topic. After each (re)connection it subscribes again
