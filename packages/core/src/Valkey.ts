@@ -78,6 +78,14 @@ export const valkeyConfig = <A extends object>(
 /** Longest pause between reconnection attempts: how long calls stay refused after the server is back, at most. */
 const reconnectCap = 2_000
 
+/** Node TLS options: the files' contents, and the name the server's certificate must carry. */
+interface TlsOptions {
+  readonly servername: string
+  readonly ca?: Buffer
+  readonly cert?: Buffer
+  readonly key?: Buffer
+}
+
 const optionalFile = (key: string, path: Option.Option<string>) =>
   Option.match(path, {
     onNone: () => Effect.succeed(undefined),
@@ -99,7 +107,7 @@ export const clientOptions = (settings: ValkeyConnection, connectionName: string
     const password = passwordFile === undefined
       ? Option.getOrUndefined(Option.map(settings.password, Redacted.value))
       : passwordFile.toString("utf8").trim()
-    const tls = Option.isNone(settings.tls) ? undefined : {
+    const tls: TlsOptions | undefined = Option.isNone(settings.tls) ? undefined : {
       servername: settings.host,
       ...(yield* Effect.all({
         ca: optionalFile("tls.caFile", settings.tls.value.caFile),
