@@ -170,16 +170,22 @@ layer(InfraLive, { excludeTestServices: true })(skipRedis ? `${title} (skipped: 
     { timeout: 60_000 }
   )
 
-  it.scoped.skipIf(skipRedis)("the GET stream and the calls on one replica of two: each event once", () =>
+  /** An investigation's opening analysis and one message turn, then each event must have arrived once. */
+  const investigateAndMessage = (client: Client, events: ReadonlyArray<Event>) =>
     Effect.gen(function* () {
-      const [a] = yield* replicas
-      const { client, events } = yield* routedClient(yield* token("sre"), { get: a, post: a })
       assert.deepInclude(yield* callJson(client, "svc_investigate", { rr_id }), { status: "active" })
       yield* until(events, answered(1), "the opening analysis")
       yield* callJson(client, "svc_message", { rr_id, message: "and now?" })
       yield* until(events, answered(2), "the message turn")
       yield* Effect.sleep(Duration.millis(500))
       assertEachOnce(events)
+    })
+
+  it.scoped.skipIf(skipRedis)("the GET stream and the calls on one replica of two: each event once", () =>
+    Effect.gen(function* () {
+      const [a] = yield* replicas
+      const { client, events } = yield* routedClient(yield* token("sre"), { get: a, post: a })
+      yield* investigateAndMessage(client, events)
     }), { timeout: 60_000 })
 
   it.scoped("one replica without Valkey: the follow and the next call carry the same events, sent once", () =>
@@ -187,11 +193,6 @@ layer(InfraLive, { excludeTestServices: true })(skipRedis ? `${title} (skipped: 
       const agent = yield* startRealAgent({ scripts, latencyMs: 150, startWait: Duration.millis(50) })
       const gw = yield* startGateway({ agentUrl: Option.some(agent.url), agentToken: { token: Redacted.make(agent.restToken) } })
       const { client, events } = yield* routedClient(yield* token("sre"), { get: gw, post: gw })
-      assert.deepInclude(yield* callJson(client, "svc_investigate", { rr_id }), { status: "active" })
-      yield* until(events, answered(1), "the opening analysis")
-      yield* callJson(client, "svc_message", { rr_id, message: "and now?" })
-      yield* until(events, answered(2), "the message turn")
-      yield* Effect.sleep(Duration.millis(500))
-      assertEachOnce(events)
+      yield* investigateAndMessage(client, events)
     }), { timeout: 60_000 })
 })

@@ -47,6 +47,15 @@ const balancedClient = (bearer: string, route: { to: TestGateway }) =>
 const mcpInitialize = (gw: TestGateway, bearer: string) =>
   raw(`${gw.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, accept: "application/json" }, body: initializeBody, token: bearer })
 
+/** A raw `tools/list` naming `sessionId` at `gw` (what a client that kept the id would send). */
+const toolsListIn = (gw: TestGateway, sessionId: string, bearer: string, id: number) =>
+  raw(`${gw.url}/mcp`, {
+    method: "POST",
+    headers: { ...mcpHeaders, "mcp-session-id": sessionId },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list" }),
+    token: bearer
+  })
+
 const title = "gateway replicas sharing Valkey"
 layer(InfraLive, { excludeTestServices: true })(skipRedis ? `${title} (skipped: ${unreachable})` : title, (it) => {
   it.scoped.skipIf(skipRedis)("an MCP session opened on A is served by B, also once A is gone, and only for its owner", () =>
@@ -67,12 +76,7 @@ layer(InfraLive, { excludeTestServices: true })(skipRedis ? `${title} (skipped: 
       assert.isFalse((yield* b.audit.entries).some((e) => e.type === "mcp.session_init"))
 
       // Another user naming the session gets what an unknown id gets.
-      const stranger = yield* raw(`${b.url}/mcp`, {
-        method: "POST",
-        headers: { ...mcpHeaders, "mcp-session-id": sessionId },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" }),
-        token: yield* token("cicd")
-      })
+      const stranger = yield* toolsListIn(b, sessionId, yield* token("cicd"), 7)
       assert.strictEqual(stranger.status, 404)
 
       yield* a.shutdown
@@ -80,12 +84,7 @@ layer(InfraLive, { excludeTestServices: true })(skipRedis ? `${title} (skipped: 
       assert.isFalse(again.isError === true)
 
       yield* Effect.promise(() => transport.terminateSession())
-      const ended = yield* raw(`${b.url}/mcp`, {
-        method: "POST",
-        headers: { ...mcpHeaders, "mcp-session-id": sessionId },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/list" }),
-        token: sre
-      })
+      const ended = yield* toolsListIn(b, sessionId, sre, 8)
       assert.strictEqual(ended.status, 404)
     }))
 
@@ -102,12 +101,7 @@ layer(InfraLive, { excludeTestServices: true })(skipRedis ? `${title} (skipped: 
 
       route.to = a
       yield* Effect.promise(() => transport.terminateSession())
-      const onB = yield* raw(`${b.url}/mcp`, {
-        method: "POST",
-        headers: { ...mcpHeaders, "mcp-session-id": sessionId },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }),
-        token: sre
-      })
+      const onB = yield* toolsListIn(b, sessionId, sre, 9)
       assert.strictEqual(onB.status, 404)
       // Its slot was freed everywhere: three new sessions fit the per-user cap of three.
       for (const gw of [a, b, b]) assert.strictEqual((yield* mcpInitialize(gw, sre)).status, 200)
@@ -133,12 +127,7 @@ layer(InfraLive, { excludeTestServices: true })(skipRedis ? `${title} (skipped: 
       yield* Effect.promise(() => transport.terminateSession())
       yield* proxy.restore
       // While degraded B may still serve its copy; once it is back it finds the record gone. No timing is asserted.
-      yield* raw(`${b.url}/mcp`, {
-        method: "POST",
-        headers: { ...mcpHeaders, "mcp-session-id": sessionId },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 10, method: "tools/list" }),
-        token: sre
-      }).pipe(
+      yield* toolsListIn(b, sessionId, sre, 10).pipe(
         Effect.map((r) => r.status),
         Effect.repeat({ schedule: Schedule.spaced(Duration.millis(100)), until: (status) => status === 404 }),
         Effect.timeoutFail({ duration: Duration.seconds(15), onTimeout: () => "B kept serving the ended session" })
