@@ -38,6 +38,19 @@ export default tseslint.config(
     }
   },
   {
+    // The dev servers and the laptop platform are for tests and `npm start` only: production code never reaches them,
+    // so a token-minting dev issuer can never ship in the image.
+    files: ["packages/{core,gateway,agent,storage,signals,console,operator}/src/**/*.{ts,tsx}", "packages/console/web/src/**/*.{ts,tsx}"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        patterns: [{
+          group: ["@kubemend/devkit", "@kubemend/devkit/*", "@kubemend/local", "@kubemend/local/*", "**/devkit/**", "**/local/src/**"],
+          message: "production code must not import the devkit or the local platform (tests and packages/local only)"
+        }]
+      }]
+    }
+  },
+  {
     // dprint drops the comma of a TSX generic arrow (`<T,>(...) =>`), which then parses as JSX.
     files: ["**/*.tsx"],
     rules: { "@effect/dprint": "off" }

@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
-const packages = ["core", "storage", "agent", "gateway", "operator", "signals", "console"]
+const packages = ["core", "devkit", "storage", "agent", "gateway", "operator", "signals", "console", "local"]
 /** Lines covered, per package: the shared core and the services holding user data are held higher. */
 const linesFloor: Record<string, number> = { core: 85, gateway: 85, storage: 85 }
 
@@ -30,10 +30,10 @@ export default defineConfig({
       }
     }, {
       // Journeys across the real services on the local platform (started once per file), with the official MCP and
-      // A2A SDK clients (packages/operator/journeys).
+      // A2A SDK clients (packages/local/journeys).
       test: {
         name: "journeys",
-        root: "packages/operator",
+        root: "packages/local",
         include: ["journeys/**/*.test.ts"],
         testTimeout: 150_000,
         hookTimeout: 240_000

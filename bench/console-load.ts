@@ -12,7 +12,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { gzipSync } from "node:zlib"
 import { chromiumPresent, launch, signIn } from "../packages/console/scripts/chromium.ts"
-import { type LocalPlatform, startPlatform } from "../packages/operator/journeys/platform.ts"
+import { type LocalPlatform, startPlatform } from "../packages/local/journeys/platform.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const loads = Number(process.env["LOADS"] ?? 6)

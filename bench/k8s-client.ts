@@ -9,7 +9,7 @@
  *   CALLS=3000 TLS=1 node --import tsx bench/k8s-client.ts
  *   ONLY=core node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/k8s-client.ts   # where (c)'s time goes
  */
-import { start } from "@kubemend/core/devkit/kube/index"
+import { start } from "@kubemend/devkit/kube/index"
 import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { fork } from "node:child_process"

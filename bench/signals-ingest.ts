@@ -16,7 +16,7 @@
  *   PROFILE_DIR=/tmp/prof node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/signals-ingest.ts   # where the time goes
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import { Config, Effect, Logger, LogLevel } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"

@@ -18,7 +18,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import { Config, ConfigProvider, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes, randomUUID } from "node:crypto"

@@ -1,6 +1,6 @@
 /** Twelve incidents an SRE meets, each with what the model reads and the decision the agent must reach. */
 import type { KubeObject } from "@kubemend/core/K8s"
-import type { ScriptedTurn } from "@kubemend/core/devkit/ScriptedLlm"
+import type { ScriptedTurn } from "@kubemend/devkit/ScriptedLlm"
 import { deployment, event, node, podMetrics, workflows } from "./Cluster.ts"
 import type { Scenario } from "./Harness.ts"
 

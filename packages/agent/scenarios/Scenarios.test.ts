@@ -5,7 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { ScriptedLlm } from "@kubemend/core/devkit/ScriptedLlm"
+import { ScriptedLlm } from "@kubemend/devkit/ScriptedLlm"
 import { awaitEnd, client } from "../test/support.ts"
 import { incidentOf, type Scenario, scenarioLayer, selectionOpening } from "./Harness.ts"
 import { scenarios } from "./Incidents.ts"

@@ -5,8 +5,8 @@
  * identity headers it sends are ignored and audited (`agent.identity.ignored`).
  */
 import { assert, layer } from "@effect/vitest"
-import { make as makeIssuer } from "@kubemend/core/devkit/Issuer"
-import { DevKube } from "@kubemend/core/devkit/kube/DevKube"
+import { make as makeIssuer } from "@kubemend/devkit/Issuer"
+import { DevKube } from "@kubemend/devkit/kube/DevKube"
 import { unruledEndpoints } from "@kubemend/core/EndpointAccess"
 import { AgentApi } from "@kubemend/core/AgentApi"
 import { Effect } from "effect"

@@ -1,6 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
-import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
+import type { Script } from "@kubemend/devkit/ScriptedLlm"
 import { BoundPorts } from "@kubemend/core/Servers"
 import { AgentConfig } from "../src/AgentConfig.ts"
 import { AgentTest, auditEvents, awaitEnd, client, incident } from "./support.ts"

@@ -7,7 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { KubeObject } from "@kubemend/core/K8s"
 import { actions } from "@kubemend/core/K8s/Memory"
-import { ScriptedLlm, type Script, type ScriptedToolCall } from "@kubemend/core/devkit/ScriptedLlm"
+import { ScriptedLlm, type Script, type ScriptedToolCall } from "@kubemend/devkit/ScriptedLlm"
 import { AgentTest, appNs, awaitEnd, client, cluster, incident } from "./support.ts"
 
 const probe = (name: string): KubeObject => ({

@@ -8,7 +8,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Either, Layer, Option } from "effect"
 import { Audit, AuditRecorder } from "@kubemend/core/Audit"
 import { AuthConfig } from "@kubemend/core/Auth"
-import { DevIssuer } from "@kubemend/core/devkit/Issuer"
+import { DevIssuer } from "@kubemend/devkit/Issuer"
 import { K8sMemory } from "@kubemend/core/K8s/Memory"
 import { Callers } from "../src/Interactive/Callers.ts"
 

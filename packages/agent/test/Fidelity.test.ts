@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { KubeObject } from "@kubemend/core/K8s"
-import { ScriptedLlm, type Script } from "@kubemend/core/devkit/ScriptedLlm"
+import { ScriptedLlm, type Script } from "@kubemend/devkit/ScriptedLlm"
 import { AgentOnDevKube, appNs, awaitEnd, client, cluster, incident, wf } from "./support.ts"
 
 const restartDeploy = "33333333-3333-4333-8333-333333333333"

@@ -5,7 +5,7 @@ import { Effect, Option, Schema } from "effect"
 import { IncidentRequest } from "@kubemend/core/domain/Incident"
 import { K8s } from "@kubemend/core/K8s"
 import { K8sMemory } from "@kubemend/core/K8s/Memory"
-import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
+import type { Script } from "@kubemend/devkit/ScriptedLlm"
 import { connect, type Result, text } from "./McpClient.ts"
 import { AgentTest, appNs, auditEvents, baseUrl, client, cluster, gatewayToken, incident, restartId } from "./support.ts"
 

@@ -4,9 +4,9 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { DevKube } from "@kubemend/core/devkit/kube/DevKube"
+import { DevKube } from "@kubemend/devkit/kube/DevKube"
 import type { KubeObject } from "@kubemend/core/K8s"
-import { ScriptedLlm, type Script } from "@kubemend/core/devkit/ScriptedLlm"
+import { ScriptedLlm, type Script } from "@kubemend/devkit/ScriptedLlm"
 import { connect, text } from "./McpClient.ts"
 import { AgentOnDevKube, appNs, auditEvents, awaitEnd, client, cluster, fetchRaw, namespace } from "./support.ts"
 

@@ -6,7 +6,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
-import { ScriptedLlm, type Script } from "@kubemend/core/devkit/ScriptedLlm"
+import { ScriptedLlm, type Script } from "@kubemend/devkit/ScriptedLlm"
 import { connect, text } from "./McpClient.ts"
 import { AgentOnDevKube, appNs, cluster, namespace } from "./support.ts"
 

@@ -1,7 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { ScriptedLlm } from "@kubemend/core/devkit/ScriptedLlm"
-import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
+import { ScriptedLlm } from "@kubemend/devkit/ScriptedLlm"
+import type { Script } from "@kubemend/devkit/ScriptedLlm"
 import { InjectionMarker } from "../src/Investigation/Safety.ts"
 import { AgentTest, awaitEnd, client, cluster, incident, scaleId } from "./support.ts"
 

@@ -5,7 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { ScriptedLlm, type Script } from "@kubemend/core/devkit/ScriptedLlm"
+import { ScriptedLlm, type Script } from "@kubemend/devkit/ScriptedLlm"
 import { AgentTest, awaitEnd, client, incident, scaleId } from "./support.ts"
 
 const opening = "Select a remediation workflow for this incident."

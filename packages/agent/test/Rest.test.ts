@@ -1,7 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { ScriptedLlm } from "@kubemend/core/devkit/ScriptedLlm"
-import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
+import { ScriptedLlm } from "@kubemend/devkit/ScriptedLlm"
+import type { Script } from "@kubemend/devkit/ScriptedLlm"
 import { AgentTest, auditEvents, awaitEnd, client, fetchRaw, incident, restartId } from "./support.ts"
 
 const happy: Script = {

@@ -4,9 +4,9 @@
  * between two events until the test releases it, and never answers `/mcp` (the timeout). Plus a browser-like
  * client: a cookie jar and manual redirects, so every hop of the sign-in is visible.
  */
-import { DevIssuer } from "@kubemend/core/devkit/Issuer"
-import { freePort } from "@kubemend/core/FreePort"
-import { listenScoped } from "@kubemend/core/devkit/Listen"
+import { DevIssuer } from "@kubemend/devkit/Issuer"
+import { freePort } from "@kubemend/devkit/FreePort"
+import { listenScoped } from "@kubemend/devkit/Listen"
 import { apiPort, ServerConfig } from "@kubemend/core/Servers"
 import { Context, Deferred, Duration, Effect, Layer, Redacted, Runtime } from "effect"
 import * as Fs from "node:fs"

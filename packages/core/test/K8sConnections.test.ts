@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as net from "node:net"
-import { DevKube } from "../src/devkit/kube/index.ts"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import * as K8sLive from "../src/K8s/Live.ts"
 import { rr } from "./k8s/Contract.ts"
 import { apiGroup, namespace } from "./k8s/Harness.ts"

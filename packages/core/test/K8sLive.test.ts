@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Config, ConfigProvider, Effect } from "effect"
-import { DevKube } from "../src/devkit/kube/index.ts"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import { K8s } from "../src/K8s.ts"
 import * as K8sLive from "../src/K8s/Live.ts"
 import { k8sContract, rr } from "./k8s/Contract.ts"

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { checkMetrics, externalTool } from "../src/devkit/ExternalTool.ts"
+import { checkMetrics, externalTool } from "@kubemend/devkit/ExternalTool"
 import { DefaultMetricsPrefix, Metrics, serviceNamespaces } from "../src/Metrics.ts"
 
 const promtool = externalTool("promtool", ["--version"], "Debian's prometheus package")

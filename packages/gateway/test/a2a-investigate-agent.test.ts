@@ -7,7 +7,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
 import { TaskState } from "@a2a-js/sdk"
-import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
+import type { Script } from "@kubemend/devkit/ScriptedLlm"
 import { clientFor, statusUpdates, stream, toolReply } from "./a2a-sdk.ts"
 import { InfraLive, startTestGateway, token } from "./a2a-support.ts"
 import { startRealAgent } from "./support/RealAgent.ts"

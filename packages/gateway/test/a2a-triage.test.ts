@@ -7,7 +7,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
+import type { Script } from "@kubemend/devkit/ScriptedLlm"
 import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
 import { call, connect } from "./support/Client.ts"
 

@@ -7,8 +7,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TaskState } from "@a2a-js/sdk"
-import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
-import { demoAlerts } from "@kubemend/core/devkit/Alerts"
+import type { Script } from "@kubemend/devkit/ScriptedLlm"
+import { demoAlerts } from "@kubemend/devkit/Alerts"
 import { clientFor, request, send, statusUpdates, stream, textOf, toolReply } from "./a2a-sdk.ts"
 import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
 

@@ -11,7 +11,7 @@ import { createServer } from "node:https"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { generateTls } from "@kubemend/core/devkit/kube/Tls"
+import { generateTls } from "@kubemend/devkit/kube/Tls"
 import { call, connect } from "./support/Client.ts"
 import { InfraLive, startGateway, token } from "./support/Harness.ts"
 

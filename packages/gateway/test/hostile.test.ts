@@ -8,7 +8,7 @@
  * that is not a trusted proxy is ignored; a page of another origin is refused (403) and audited. The platform's own persona passes on every endpoint.
  */
 import { assert, layer } from "@effect/vitest"
-import { make as makeIssuer } from "@kubemend/core/devkit/Issuer"
+import { make as makeIssuer } from "@kubemend/devkit/Issuer"
 import { Effect } from "effect"
 import { connect, call, initializeBody, mcpHeaders } from "./support/Client.ts"
 import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./a2a-support.ts"

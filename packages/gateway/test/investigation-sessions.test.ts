@@ -8,7 +8,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import type { KubeObject } from "@kubemend/core/K8s"
-import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
+import type { Script } from "@kubemend/devkit/ScriptedLlm"
 import { call, connect } from "./support/Client.ts"
 import { Infra, InfraLive, startGateway, token } from "./support/Harness.ts"
 import { startRealAgent } from "./support/RealAgent.ts"

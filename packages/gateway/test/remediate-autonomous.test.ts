@@ -6,7 +6,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
-import type { Script } from "@kubemend/core/devkit/ScriptedLlm"
+import type { Script } from "@kubemend/devkit/ScriptedLlm"
 import { Infra, InfraLive, namespace, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
 import { startRealAgent } from "./support/RealAgent.ts"
 

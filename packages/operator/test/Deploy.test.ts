@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { ConfigProvider, Effect, Either, Option } from "effect"

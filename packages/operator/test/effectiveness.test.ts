@@ -4,8 +4,8 @@
  * the target's pods and the alert are set explicitly, since no real remediation runs here.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { type DevAlert, make as makeAlerts } from "@kubemend/core/devkit/Alerts"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { type DevAlert, make as makeAlerts } from "@kubemend/devkit/Alerts"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import type { KubeObject } from "@kubemend/core/K8s"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Duration, Effect, Layer, Option, TestClock } from "effect"

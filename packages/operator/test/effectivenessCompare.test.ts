@@ -4,9 +4,9 @@
  * whole lifecycle (dev API server with the CRDs installed, so each EA status write is schema-checked).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { make as makeAlerts } from "@kubemend/core/devkit/Alerts"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
-import type { DevSeries } from "@kubemend/core/devkit/PromQl"
+import { make as makeAlerts } from "@kubemend/devkit/Alerts"
+import { DevKube } from "@kubemend/devkit/kube/index"
+import type { DevSeries } from "@kubemend/devkit/PromQl"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Duration, Effect, Layer, Option, TestClock } from "effect"
 import { compareValues } from "../src/Effectiveness/MetricsCheck.ts"

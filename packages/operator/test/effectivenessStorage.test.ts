@@ -5,8 +5,8 @@
  * what the monitor measured — a healthy target scores 1, a crash-looping one 0.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { make as makeAlerts } from "@kubemend/core/devkit/Alerts"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { make as makeAlerts } from "@kubemend/devkit/Alerts"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Storage } from "@kubemend/core/Storage"
 import { Duration, Effect, Layer, Logger, LogLevel, Option, Redacted, Schedule } from "effect"

@@ -5,7 +5,7 @@
  * the token and CA from Secrets, polled to success or failure (stdout tail redacted), cancelled; reachability.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { generateTls } from "@kubemend/core/devkit/kube/Tls"
+import { generateTls } from "@kubemend/devkit/kube/Tls"
 import { Duration, Effect } from "effect"
 import * as Https from "node:https"
 import type { AddressInfo } from "node:net"

@@ -3,7 +3,7 @@
  * Deployment) and the real storage service holding the catalog; tests call `reconcile` directly and play the Job
  * controller and kubelet by writing Job and Pod status, as the cluster would.
  */
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import type { KubeObject } from "@kubemend/core/K8s"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Metrics } from "@kubemend/core/Metrics"

@@ -5,7 +5,7 @@
  * or `failed`); `restart()` forgets every session, as an agent restart does, so the next poll answers 404.
  */
 import { IncidentRequest, type IncidentResponse } from "@kubemend/core/AgentApi"
-import { listenScoped } from "@kubemend/core/devkit/Listen"
+import { listenScoped } from "@kubemend/devkit/Listen"
 import { Effect, Either, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type * as http from "node:http"

@@ -5,7 +5,7 @@
  * would) on the real clock with the fake agent over HTTP.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import type { KubeObject } from "@kubemend/core/K8s"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Metrics } from "@kubemend/core/Metrics"

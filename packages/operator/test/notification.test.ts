@@ -5,7 +5,7 @@
  * the generated CRDs; time (backoff, breaker reset) moves on TestClock while the HTTP and SMTP traffic is real.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Storage } from "@kubemend/core/Storage"

@@ -4,7 +4,7 @@
  * its message.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { make as makeOpa } from "@kubemend/core/devkit/Opa"
+import { make as makeOpa } from "@kubemend/devkit/Opa"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Duration, Effect, Layer } from "effect"
 import { LifecycleConfig } from "../src/Lifecycle/LifecycleConfig.ts"

@@ -4,8 +4,8 @@
  * previous one in force, and an engine that restarted empty is refilled.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
-import { make as makeOpa } from "@kubemend/core/devkit/Opa"
+import { DevKube } from "@kubemend/devkit/kube/index"
+import { make as makeOpa } from "@kubemend/devkit/Opa"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { Effect, Layer } from "effect"
 import * as ClusterLive from "../src/Cluster/Live.ts"
@@ -14,7 +14,7 @@ import { LifecycleConfig } from "../src/Lifecycle/LifecycleConfig.ts"
 import { defaultPolicies } from "../src/Policy/Defaults.ts"
 import { OpaClient } from "../src/Policy/OpaClient.ts"
 import { makePolicySync } from "../src/Policy/PolicySync.ts"
-import { platformCr } from "../src/local/Platform.ts"
+import { platformCr } from "@kubemend/local/Platform"
 import { apiGroup, namespace } from "./lifecycleHarness.ts"
 
 const configMap = (name: string, key: string, text: string) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data: { [key]: text } })

@@ -1,6 +1,6 @@
 /** Warning events watched through the dev API server's watch (all namespaces), filtered by the reason allow-list. */
 import { describe, expect, it } from "@effect/vitest"
-import type { DevKube } from "@kubemend/core/devkit/kube/index"
+import type { DevKube } from "@kubemend/devkit/kube/index"
 import { Effect } from "effect"
 import { SignalsConfig } from "../src/SignalsConfig.ts"
 import { startKube, startSignals } from "./support.ts"

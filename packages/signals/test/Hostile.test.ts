@@ -6,7 +6,7 @@
  * `X-Forwarded-For` and identity headers are ignored), and no request is made. Alertmanager's own token passes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { make as makeIssuer } from "@kubemend/core/devkit/Issuer"
+import { make as makeIssuer } from "@kubemend/devkit/Issuer"
 import { Effect } from "effect"
 import { alert, post, startKube, startSignals, webhook } from "./support.ts"
 

@@ -5,7 +5,7 @@
  */
 import { Audit, AuditRecorder } from "@kubemend/core/Audit"
 import { AuthConfig } from "@kubemend/core/Auth"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { apiPort, BoundPorts, ServerConfig } from "@kubemend/core/Servers"
 import { Effect, Layer } from "effect"

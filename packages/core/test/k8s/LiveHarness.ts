@@ -1,6 +1,6 @@
 /** The contract harness over the dev Kubernetes API server, with the live layer talking to it over loopback HTTP. */
 import { Context, Duration, Effect, Layer } from "effect"
-import { DevKube } from "../../src/devkit/kube/index.ts"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import { K8s } from "../../src/K8s.ts"
 import * as K8sLive from "../../src/K8s/Live.ts"
 import { apiGroup, K8sHarness, type MakeLayer, namespace } from "./Harness.ts"

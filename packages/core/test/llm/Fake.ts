@@ -4,7 +4,7 @@
 import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
 import type { IncomingHttpHeaders, ServerResponse } from "node:http"
 import { Duration, Effect, Layer } from "effect"
-import { listenScoped } from "../../src/devkit/Listen.ts"
+import { listenScoped } from "@kubemend/devkit/Listen"
 import * as Llm from "../../src/Llm.ts"
 
 interface Recorded {

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, Redacted, Stream } from "effect"
-import * as ScriptedLlm from "../../src/devkit/ScriptedLlm.ts"
+import * as ScriptedLlm from "@kubemend/devkit/ScriptedLlm"
 import * as Llm from "../../src/Llm.ts"
 import { llm, platform } from "./Fake.ts"
 

@@ -9,8 +9,8 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import type { DevKube } from "@kubemend/core/devkit/kube/DevKube"
-import { freePort } from "@kubemend/core/FreePort"
+import type { DevKube } from "@kubemend/devkit/kube/DevKube"
+import { freePort } from "@kubemend/devkit/FreePort"
 import { testDatabaseUrl } from "../../../storage/test/support/Postgres.ts"
 
 const root = Path.resolve(new URL("../../../..", import.meta.url).pathname)

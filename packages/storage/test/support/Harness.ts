@@ -4,7 +4,7 @@
  */
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
-import { DevKube } from "@kubemend/core/devkit/kube/index"
+import { DevKube } from "@kubemend/devkit/kube/index"
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { apiPort, BoundPorts, ServerConfig } from "@kubemend/core/Servers"
 import { StorageApi } from "@kubemend/core/StorageApi"

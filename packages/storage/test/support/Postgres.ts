@@ -3,6 +3,7 @@
  * dropped afterwards), else on an embedded server in a temp directory. The embedded cluster is initialised once
  * per machine into a template directory and copied, so each file only pays for starting postgres.
  */
+import { freePort } from "@kubemend/devkit/FreePort"
 import { Config, ConfigProvider, Effect, Option, Redacted } from "effect"
 import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -27,7 +28,7 @@ const ensureTemplate = Effect.promise(() =>
     // The credentials file is written last: a template whose run was killed during initdb has none and is redone.
     if (await exists(`${templateDir}.credentials.json`)) return
     await Fs.rm(templateRoot, { recursive: true, force: true })
-    await Effect.runPromise(Effect.scoped(EmbeddedPg.start({ dataDir: templateDir, port: 0, persistent: true })))
+    await Effect.runPromise(Effect.scoped(EmbeddedPg.start({ dataDir: templateDir, port: await Effect.runPromise(freePort), persistent: true })))
   })
 )
 
@@ -45,7 +46,7 @@ const embedded = Effect.gen(function* () {
     }),
     (d) => Effect.promise(() => Fs.rm(d, { recursive: true, force: true }))
   )
-  const server = yield* EmbeddedPg.start({ dataDir: Path.join(dir, "postgres"), port: 0, persistent: true })
+  const server = yield* EmbeddedPg.start({ dataDir: Path.join(dir, "postgres"), port: yield* freePort, persistent: true })
   return server.url
 })
 
