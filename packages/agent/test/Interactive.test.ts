@@ -35,7 +35,9 @@ const seed = [
       signalName: "CheckoutCrashLoop",
       signalFingerprint: "a".repeat(64),
       severity: "high",
-      targetResource: { apiVersion: "apps/v1", kind: "Deployment", name: "checkout", namespace: appNs }
+      // Another workload than the one the first test selects on: a request in progress on that one would be named
+      // to the user instead of creating the selection's request (RequestDoors.test.ts in packages/local).
+      targetResource: { apiVersion: "apps/v1", kind: "Deployment", name: "checkout-canary", namespace: appNs }
     },
     status: { aiAnalysisRef: { name: "aia-rr-shared" } }
   },

@@ -14,7 +14,8 @@ import { Clock, Duration, Effect } from "effect"
 import { Breaker } from "./Breaker.ts"
 import { makeCountWriter } from "./CountWriter.ts"
 import { countOf, ended, entryFrom, type Entry, makeIndex, observe } from "./Tracked.ts"
-import { fingerprintOf, type RawTarget, type Signal, type Target } from "./Signal.ts"
+import { signalFingerprint } from "@kubemend/core/domain/NewRemediationRequest"
+import type { RawTarget, Signal, Target } from "./Signal.ts"
 import { SignalsConfig } from "./SignalsConfig.ts"
 import { SignalsMetrics } from "./SignalsMetrics.ts"
 import { signalAudit } from "./SignalAudit.ts"
@@ -147,7 +148,7 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
       Effect.gen(function* () {
         let occurrence = previous === undefined ? 1 : occurrenceOf(fp, previous.rrName) + 1
         for (let attempt = 0; attempt < maxNameAttempts; attempt++) {
-          const body = requestFor(signal, fp, t, { apiGroup: k8s.apiGroup, receivedAt: at, occurrence, maxPayloadBytes: config.maxOriginalPayloadBytes })
+          const body = requestFor(signal, t, { apiGroup: k8s.apiGroup, receivedAt: at, occurrence, maxPayloadBytes: config.maxOriginalPayloadBytes })
           const made = yield* api(k8s.createCr("remediationrequests", body)).pipe(
             Effect.catchTag("K8sConflict", () => Effect.succeed(undefined)),
             Effect.tapError(() => metrics.creationError("api_unavailable"))
@@ -183,7 +184,7 @@ export class Intake extends Effect.Service<Intake>()("@kubemend/signals/Intake",
       const now = yield* Clock.currentTimeMillis
       const at = new Date(now).toISOString()
       const t = yield* target(signal.target, now).pipe(Effect.tapError((e) => e instanceof Unresolvable ? metrics.rejected(e.reason) : Effect.void))
-      const fp = fingerprintOf(signal.name, t)
+      const fp = signalFingerprint(signal.name, t)
       if (signal.status === "resolved") {
         const known = index.get(fp)
         yield* audit.emit(signalAudit.resolved(signal, fp, t, known?.rrName, k8s.namespace, at))

@@ -1,5 +1,5 @@
 /**
- * The RemediationRequest a new signal makes: every spec field of the original CRD (signalName, signalFingerprint,
+ * The RemediationRequest a new signal makes (core's `newRemediationRequest`): every spec field of the original CRD (signalName, signalFingerprint,
  * severity, signalType, signalSource, targetType, targetResource, firingTime, receivedTime, signalLabels,
  * signalAnnotations, providerData, originalPayload). The payload is kept up to `maxPayloadBytes`; a longer one is cut
  * and `providerData.originalPayloadTruncated` says so.
@@ -9,6 +9,7 @@
  * on one signal therefore create the same name; the API server lets one win and answers the other 409, which then
  * folds its signal into the winner.
  */
+import { newRemediationRequest, signalFingerprint } from "@kubemend/core/domain/NewRemediationRequest"
 import type { KubeObject } from "@kubemend/core/K8s"
 import { type Signal, signalSource, signalType, type Target } from "./Signal.ts"
 
@@ -31,9 +32,6 @@ export const occurrenceOf = (fingerprint: string, name: string) => {
   return Number.isSafeInteger(n) && n > 0 ? n : 0
 }
 
-/** Label values: at most 63 characters of `[A-Za-z0-9._-]`, starting and ending alphanumeric. */
-export const labelValue = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "")
-
 const cut = (text: string, max: number) => {
   const bytes = Buffer.from(text)
   return bytes.length <= max ? { text, truncated: false } : { text: bytes.subarray(0, max).toString("utf8"), truncated: true }
@@ -42,34 +40,24 @@ const cut = (text: string, max: number) => {
 /** Firing times that are not RFC 3339 (a sender's mistake) fall back to when we received the signal. */
 const timeOr = (t: string, fallback: string) => (Number.isNaN(Date.parse(t)) ? fallback : new Date(t).toISOString())
 
-export const requestFor = (signal: Signal, fingerprint: string, target: Target, o: RequestOptions): KubeObject => {
+/** The request for a signal, through core's one constructor (fingerprint, labels, spec shape shared by every door). */
+export const requestFor = (signal: Signal, target: Target, o: RequestOptions): KubeObject => {
   const payload = cut(JSON.stringify(signal.original), o.maxPayloadBytes)
   const providerData = { ...signal.providerData, ...(payload.truncated ? { originalPayloadTruncated: true } : {}) }
-  return {
-    apiVersion: `${o.apiGroup}/v1alpha1`,
-    kind: "RemediationRequest",
-    metadata: {
-      name: requestName(fingerprint, o.occurrence),
-      labels: {
-        [`${o.apiGroup}/signal-fingerprint`]: fingerprint.slice(0, 63),
-        [`${o.apiGroup}/signal`]: labelValue(signal.name),
-        [`${o.apiGroup}/source`]: "signals"
-      }
-    },
-    spec: {
-      signalName: signal.name,
-      signalFingerprint: fingerprint,
-      severity: signal.severity,
-      signalType: signalType(signal.source),
-      signalSource: signalSource(signal.source),
-      targetType: "kubernetes",
-      targetResource: target,
-      firingTime: timeOr(signal.firingTime, o.receivedAt),
-      receivedTime: o.receivedAt,
-      signalLabels: signal.labels,
-      signalAnnotations: signal.annotations,
-      providerData: JSON.stringify(providerData),
-      originalPayload: payload.text
-    }
-  }
+  return newRemediationRequest({
+    apiGroup: o.apiGroup,
+    name: requestName(signalFingerprint(signal.name, target), o.occurrence),
+    door: "signals",
+    signalName: signal.name,
+    target,
+    receivedAt: o.receivedAt,
+    firingTime: timeOr(signal.firingTime, o.receivedAt),
+    severity: signal.severity,
+    signalType: signalType(signal.source),
+    signalSource: signalSource(signal.source),
+    signalLabels: signal.labels,
+    signalAnnotations: signal.annotations,
+    providerData: JSON.stringify(providerData),
+    originalPayload: payload.text
+  })
 }

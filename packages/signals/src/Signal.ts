@@ -1,9 +1,8 @@
 /**
  * A signal as the service handles it, whatever sent it: an Alertmanager alert or a Kubernetes event, before and
- * after its target is resolved. The fingerprint is SHA-256 over the signal name and the resolved target, so every
- * pod of one Deployment alerting the same thing is one remediation.
+ * after its target is resolved. Its fingerprint is core's `signalFingerprint` over the signal name and the resolved
+ * target, so every pod of one Deployment alerting the same thing is one remediation.
  */
-import { createHash } from "node:crypto"
 import { classifySeverity, type Severity } from "@kubemend/core/domain/Severity"
 
 export type SourceType = "prometheus" | "kubernetes-event"
@@ -39,10 +38,6 @@ export interface Signal {
   /** The signal as it came (`originalPayload`). */
   readonly original: unknown
 }
-
-/** Lower-case SHA-256 hex of the signal's identity: name + resolved target. */
-export const fingerprintOf = (name: string, target: Target): string =>
-  createHash("sha256").update(JSON.stringify([name, target.kind, target.namespace ?? "", target.name])).digest("hex")
 
 /** Severity from a label value: the 4-level model, `medium`/`low` as aliases, anything else `unknown`. */
 export const severityOf = (raw: string | undefined): Severity => classifySeverity(raw)

@@ -5,14 +5,14 @@
  * the target's owner (enrichment) and records the choice on the session's RR, creating the RR only when there is
  * none yet.
  */
-import { Clock, Data, Effect } from "effect"
-import { createHash } from "node:crypto"
+import { Data, Effect } from "effect"
 import { K8s } from "@kubemend/core/K8s"
 import { Catalog } from "../Investigation/Catalog.ts"
 import { signalContext } from "../Investigation/CatalogTools.ts"
 import { type ParameterSpec, parameterSpecs, validateParameters, withDefaults } from "../Investigation/Params.ts"
 import type { TargetRef } from "../Investigation/Run.ts"
 import { Tools } from "../Investigation/Tools.ts"
+import { requestForSession } from "./SessionRequest.ts"
 import type { DiscoveredWorkflow, InteractiveSession } from "./State.ts"
 
 export class ToolError extends Data.TaggedError("ToolError")<{ readonly message: string }> {}
@@ -84,29 +84,6 @@ export const make = Effect.gen(function* () {
     return entries
   })
 
-  /** Creates the RR for the session's target, or finds that a concurrent call already did. */
-  const createRr = (st: InteractiveSession, target: TargetRef, user: string) =>
-    Effect.gen(function* () {
-      const now = new Date(yield* Clock.currentTimeMillis).toISOString()
-      const identity = `interactive:${target.namespace ?? ""}/${target.kind}/${target.name}`
-      yield* k8s.createCr("remediationrequests", {
-        metadata: { name: st.rr, labels: { [`${k8s.apiGroup}/interactive-session`]: st.session.id } },
-        spec: {
-          signalName: st.session.request.signal_name,
-          signalFingerprint: createHash("sha256").update(identity).digest("hex"),
-          severity: st.session.request.severity,
-          signalType: "interactive",
-          signalSource: "agent-interactive",
-          targetType: "kubernetes",
-          targetResource: target,
-          firingTime: now,
-          receivedTime: now,
-          description: `created by ${user} in an interactive investigation`
-        }
-      }).pipe(Effect.catchTag("K8sConflict", () => Effect.void))
-      st.rrExists = true
-    })
-
   const select = Effect.fn("Interactive.select")(function* (
     st: InteractiveSession,
     input: {
@@ -142,7 +119,11 @@ export const make = Effect.gen(function* () {
 
     const created = !st.rrExists
     if (created) {
-      yield* Effect.mapError(createRr(st, target, input.user), (e) => new ToolError({ message: `could not create the RemediationRequest: ${e.message}` }))
+      const ask = { rr: st.rr, sessionId: st.session.id, signalName: st.session.request.signal_name, severity: st.session.request.severity, user: input.user }
+      yield* requestForSession(k8s, ask, target).pipe(
+        Effect.mapError((e) => new ToolError({ message: e._tag === "RequestInProgress" ? e.message : `could not create the RemediationRequest: ${e.message}` }))
+      )
+      st.rrExists = true
     }
     const ref = {
       workflowId: workflow.workflowId,

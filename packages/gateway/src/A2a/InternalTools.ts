@@ -4,7 +4,7 @@
  * RemediationRequest (`svc_check_existing_remediation`) and create one (`svc_remediate`, `api_version` required
  * with namespace/kind/name). They are `ToolDef`s, so they run through the bridge's own call pipeline.
  */
-import { Clock, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { isTerminalPhase } from "@kubemend/core/domain/Phases"
 import { K8s, type K8sAmbiguousKind, type K8sNotFound, type K8sUnavailable, type K8sUnknownKind, type KubeObject } from "@kubemend/core/K8s"
 import { redactSecret } from "@kubemend/core/K8s/Redact"
@@ -12,7 +12,7 @@ import { toolTable } from "@kubemend/core/Personas"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { defineTool, type ToolContext, type ToolDef, ToolError } from "../Mcp/Tool.ts"
 import { ApiVersion, compact, KindName, NamespaceName, optional, record, ResourceName, specOf, statusOf, str, Text } from "../Tools/Common.ts"
-import { targetFingerprint } from "../Tools/Target.ts"
+import { requestOnTarget } from "../Tools/Target.ts"
 
 /** The name a tool of the A2A agent is reviewed and called under: `svc_` only where the persona table says so. */
 export const agentToolName = (prefix: string, name: string): string => {
@@ -72,76 +72,30 @@ export interface NewRemediation {
   readonly signalLabels?: Readonly<Record<string, string>>
 }
 
-/** Creates the RR for a target, or answers the active one already handling it (`rr.deduplicated`). */
+/** Creates the RR for a target, or answers the request already in progress on it, whichever door made it (`rr.deduplicated`). */
 export const createRemediation = Effect.gen(function* () {
-  const k8s = yield* K8s
-  const audit = yield* GatewayAudit
+  const onTarget = yield* requestOnTarget
   return (r: NewRemediation, ctx: ToolContext) =>
-    Effect.gen(function* () {
-      const fingerprint = targetFingerprint(compact({ apiVersion: r.apiVersion, kind: r.kind, name: r.name, namespace: r.namespace }))
-      const user = ctx.caller.principal.user
-      const list = yield* k8s.listCr("remediationrequests").pipe(Effect.mapError(clusterFailure("remediation requests")))
-      const existing = list.items.find((rr) => !isTerminalPhase(str(statusOf(rr).overallPhase) ?? "Pending") && matchesTarget(rr, r))
-      if (existing !== undefined) {
-        yield* audit.emit({
-          type: "rr.deduplicated",
-          outcome: "success",
-          userId: user,
-          clientIp: ctx.caller.clientIp,
-          correlationId: existing.metadata.name,
-          data: { session_id: ctx.sessionId ?? "", fingerprint, existing_rr_name: existing.metadata.name }
-        })
-        return {
-          status: "exists",
-          rr_id: existing.metadata.name,
-          phase: rrSummary(existing).phase,
-          message: `remediation ${existing.metadata.name} already handles this target`
-        }
-      }
-      const now = new Date(yield* Clock.currentTimeMillis).toISOString()
-      const base = `rr-${r.kind}-${r.name}`.toLowerCase().replace(/[^a-z0-9-]/g, "-").slice(0, 40).replace(/-+$/, "")
-      const name = `${base}-${fingerprint.slice(0, 8)}-${Date.parse(now).toString(36).slice(-4)}`
-      yield* k8s.createCr("remediationrequests", {
-        apiVersion: `${k8s.apiGroup}/v1alpha1`,
-        kind: "RemediationRequest",
-        metadata: { name, namespace: k8s.namespace, labels: { [`${k8s.apiGroup}/source`]: "a2a" } },
-        spec: compact({
-          signalName: r.signalName,
-          signalFingerprint: fingerprint,
-          severity: r.severity,
-          signalType: r.signalType,
-          signalSource: "gateway",
-          targetType: "kubernetes",
-          targetResource: compact({ apiVersion: r.apiVersion, kind: r.kind, name: r.name, namespace: r.namespace }),
-          firingTime: now,
-          receivedTime: now,
-          signalLabels: r.signalLabels,
-          description: r.description ?? `requested by ${user} through the A2A agent`
-        })
-      }).pipe(Effect.mapError((e) =>
-        e._tag === "K8sConflict"
-          ? new ToolError({ message: "remediation request name collision, please retry", code: "conflict" })
-          : clusterFailure("remediation requests")(e)
-      ))
-      yield* audit.emit({
-        type: "rr.created",
-        outcome: "success",
-        userId: user,
-        clientIp: ctx.caller.clientIp,
-        correlationId: name,
-        ...(r.namespace === undefined ? {} : { namespace: r.namespace }),
-        data: {
-          session_id: ctx.sessionId ?? "",
-          rr_name: name,
-          rr_namespace: k8s.namespace,
-          target_kind: r.kind,
-          target_name: r.name,
-          fingerprint,
-          signal_name: r.signalName
-        }
-      })
-      return { status: "created", rr_id: name, message: `remediation ${name} created for ${r.kind}/${r.name}` }
-    })
+    Effect.map(
+      onTarget({
+        door: "a2a",
+        target: compact({ apiVersion: r.apiVersion, kind: r.kind, name: r.name, namespace: r.namespace }),
+        signalName: r.signalName,
+        severity: r.severity,
+        signalType: r.signalType,
+        description: r.description ?? `requested by ${ctx.caller.principal.user} through the A2A agent`,
+        signalLabels: r.signalLabels
+      }, ctx),
+      (found) =>
+        found.existing === undefined
+          ? { status: "created", rr_id: found.name, message: `remediation ${found.name} created for ${r.kind}/${r.name}` }
+          : {
+            status: "exists",
+            rr_id: found.name,
+            phase: rrSummary(found.existing).phase,
+            message: `remediation ${found.name} already handles this target`
+          }
+    )
 })
 
 export const internalTools: Effect.Effect<ReadonlyArray<ToolDef>, never, K8s | GatewayAudit> = Effect.gen(function* () {

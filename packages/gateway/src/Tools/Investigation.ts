@@ -13,7 +13,7 @@ import { K8s } from "@kubemend/core/K8s"
 import { defineTool, type ToolContext, ToolError } from "../Mcp/Tool.ts"
 import { ApiVersion, k8sFailure, KindName, NamespaceName, optional, record, ResourceName, specOf, statusOf, str, Text } from "./Common.ts"
 import { sessionRecords } from "./SessionRecords.ts"
-import { createTargetRr } from "./Target.ts"
+import { requestOnTarget } from "./Target.ts"
 
 /** Longest `svc_message` text (spec document 1). */
 export const maxMessageChars = 10_240
@@ -31,7 +31,7 @@ const acting = (ctx: ToolContext) => ({
 
 export const investigationTools = Effect.gen(function* () {
   const k8s = yield* K8s
-  const create = yield* createTargetRr
+  const onTarget = yield* requestOnTarget
   const records = yield* sessionRecords
 
   const requireRr = (id: string) => k8s.getCr("remediationrequests", id).pipe(Effect.mapError(k8sFailure(`remediation request ${id}`)))
@@ -113,13 +113,18 @@ export const investigationTools = Effect.gen(function* () {
                 code: "forbidden"
               })
             }
-            rrId = yield* create({
-              apiVersion: input.api_version,
-              kind: input.kind,
-              name: input.name,
-              ...(input.namespace === undefined ? {} : { namespace: input.namespace }),
-              ...(input.confirmed_signal_name === undefined ? {} : { signalName: input.confirmed_signal_name })
-            }, ctx)
+            rrId = (yield* onTarget({
+              door: "interactive",
+              target: {
+                apiVersion: input.api_version,
+                kind: input.kind,
+                name: input.name,
+                ...(input.namespace === undefined ? {} : { namespace: input.namespace })
+              },
+              signalName: input.confirmed_signal_name ?? "InteractiveInvestigation",
+              signalType: "interactive",
+              description: `interactive investigation started by ${ctx.caller.principal.user}`
+            }, ctx)).name
           } else {
             const rr = yield* requireRr(rrId)
             const phase = str(statusOf(rr).overallPhase) ?? "Pending"

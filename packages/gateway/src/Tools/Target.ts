@@ -1,45 +1,46 @@
 /**
- * The RemediationRequest behind `svc_investigate` on a target. The RR's fingerprint is the SHA-256 of the target,
- * so a second start on the same target reuses the active RR (audited as `rr.deduplicated`) instead of creating a
- * twin. Its InvestigationSession comes once the agent accepted the start (SessionRecords.ts).
+ * The gateway's doors to a new RemediationRequest: `svc_investigate` on a target (door `interactive`) and the A2A
+ * agent's `svc_remediate` (door `a2a`). Both ask core's question first (a request of any door, a signal's included,
+ * already in progress on the target is answered and audited as `rr.deduplicated` instead of creating a twin) and
+ * create through core's one constructor.
  */
 import { Clock, Effect } from "effect"
-import { createHash, randomBytes } from "node:crypto"
-import { isTerminalPhase } from "@kubemend/core/domain/Phases"
+import { randomBytes } from "node:crypto"
+import type { TargetResource } from "@kubemend/core/domain/Meta"
+import { inProgressOn, newRemediationRequest, type RequestDoor, signalFingerprint } from "@kubemend/core/domain/NewRemediationRequest"
 import { K8s, type KubeObject } from "@kubemend/core/K8s"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import type { ToolContext } from "../Mcp/Tool.ts"
 import { ToolError } from "../Mcp/Tool.ts"
-import { k8sFailure, specOf, statusOf, str } from "./Common.ts"
+import { k8sFailure } from "./Common.ts"
 
-export interface Target {
-  readonly apiVersion: string
-  readonly kind: string
-  readonly name: string
-  readonly namespace?: string
-  readonly signalName?: string
+export interface RequestAsk {
+  readonly door: Extract<RequestDoor, "interactive" | "a2a">
+  readonly target: TargetResource
+  readonly signalName: string
+  readonly severity?: string
+  readonly signalType: string
+  readonly description: string
+  readonly signalLabels?: Readonly<Record<string, string>> | undefined
 }
 
-export const targetFingerprint = (t: Target) =>
-  createHash("sha256").update(["interactive", t.apiVersion, t.kind, t.namespace ?? "", t.name].join("\u0000")).digest("hex")
+/** The request now handling the target: one in progress found (`existing`), or the one just created. */
+export type RequestOnTarget = { readonly name: string; readonly existing: KubeObject } | { readonly name: string; readonly existing?: undefined }
 
-const suffix = () => randomBytes(3).toString("hex")
+const nameFor = (t: TargetResource, fingerprint: string) =>
+  `rr-${t.kind}-${t.name}`.toLowerCase().replace(/[^a-z0-9-]/g, "-").slice(0, 40).replace(/-+$/, "") +
+  `-${fingerprint.slice(0, 8)}-${randomBytes(3).toString("hex")}`
 
-export const createTargetRr = Effect.gen(function* () {
+export const requestOnTarget = Effect.gen(function* () {
   const k8s = yield* K8s
   const audit = yield* GatewayAudit
-  const crApiVersion = `${k8s.apiGroup}/v1alpha1`
   const unavailable = k8sFailure("remediation requests")
 
-  /** Finds or creates the RR for `t`; answers the RR name. */
-  return (t: Target, ctx: ToolContext) =>
+  return (ask: RequestAsk, ctx: ToolContext) =>
     Effect.gen(function* () {
-      const fingerprint = targetFingerprint(t)
-      const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+      const fingerprint = signalFingerprint(ask.signalName, ask.target)
       const user = ctx.caller.principal.user
-      const existing = (yield* k8s.listCr("remediationrequests").pipe(Effect.mapError(unavailable))).items.find(
-        (rr: KubeObject) => str(specOf(rr).signalFingerprint) === fingerprint && !isTerminalPhase(str(statusOf(rr).overallPhase) ?? "Pending")
-      )
+      const existing = inProgressOn((yield* k8s.listCr("remediationrequests").pipe(Effect.mapError(unavailable))).items, ask.target)
       if (existing !== undefined) {
         yield* audit.emit({
           type: "rr.deduplicated",
@@ -49,49 +50,44 @@ export const createTargetRr = Effect.gen(function* () {
           correlationId: existing.metadata.name,
           data: { session_id: ctx.sessionId ?? "", fingerprint, existing_rr_name: existing.metadata.name }
         })
-        return existing.metadata.name
+        return { name: existing.metadata.name, existing } satisfies RequestOnTarget as RequestOnTarget
       }
-      const signalName = t.signalName ?? "InteractiveInvestigation"
-      const name = `rr-${t.kind.toLowerCase()}-${t.name}`.slice(0, 40).replace(/[^a-z0-9-]/g, "-").replace(/-+$/, "") +
-        `-${fingerprint.slice(0, 8)}-${suffix()}`
-      yield* k8s.createCr("remediationrequests", {
-        apiVersion: crApiVersion,
-        kind: "RemediationRequest",
-        metadata: { name, namespace: k8s.namespace, labels: { [`${k8s.apiGroup}/source`]: "interactive" } },
-        spec: {
-          signalName,
-          signalFingerprint: fingerprint,
-          severity: "unknown",
-          signalType: "interactive",
-          signalSource: "gateway",
-          targetType: "kubernetes",
-          targetResource: { apiVersion: t.apiVersion, kind: t.kind, name: t.name, ...(t.namespace === undefined ? {} : { namespace: t.namespace }) },
-          firingTime: now,
-          receivedTime: now,
-          description: `interactive investigation started by ${user}`
-        }
-      }).pipe(Effect.mapError((e) =>
-        e._tag === "K8sConflict"
-          ? new ToolError({ message: "remediation request name collision, please retry", code: "conflict" })
-          : unavailable(e)
-      ))
+      const name = nameFor(ask.target, fingerprint)
+      const request = newRemediationRequest({
+        apiGroup: k8s.apiGroup,
+        name,
+        door: ask.door,
+        signalName: ask.signalName,
+        target: ask.target,
+        receivedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
+        ...(ask.severity === undefined ? {} : { severity: ask.severity }),
+        signalType: ask.signalType,
+        signalSource: "gateway",
+        signalLabels: ask.signalLabels,
+        description: ask.description
+      })
+      yield* k8s.createCr("remediationrequests", { ...request, metadata: { ...request.metadata, namespace: k8s.namespace } }).pipe(
+        Effect.mapError((e) =>
+          e._tag === "K8sConflict" ? new ToolError({ message: "remediation request name collision, please retry", code: "conflict" }) : unavailable(e)
+        )
+      )
       yield* audit.emit({
         type: "rr.created",
         outcome: "success",
         userId: user,
         clientIp: ctx.caller.clientIp,
         correlationId: name,
-        ...(t.namespace === undefined ? {} : { namespace: t.namespace }),
+        ...(ask.target.namespace === undefined ? {} : { namespace: ask.target.namespace }),
         data: {
           session_id: ctx.sessionId ?? "",
           rr_name: name,
           rr_namespace: k8s.namespace,
-          target_kind: t.kind,
-          target_name: t.name,
+          target_kind: ask.target.kind,
+          target_name: ask.target.name,
           fingerprint,
-          signal_name: signalName
+          signal_name: ask.signalName
         }
       })
-      return name
+      return { name } as RequestOnTarget
     })
 })
