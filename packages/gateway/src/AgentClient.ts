@@ -14,14 +14,13 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { LoggingMessageNotificationSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Duration, Effect, FiberMap, Option, Redacted, Scope } from "effect"
+import { Data, Duration, Effect, FiberMap, Option, Redacted, Scope } from "effect"
 import { DependencyUnavailable } from "@kubemend/core/Errors"
 import { AgentEvents } from "./AgentEvents.ts"
 import { Breakers } from "./Breaker.ts"
 import { GatewayAudit } from "./GatewayAudit.ts"
 import { GatewayConfig } from "./GatewayConfig.ts"
-import { redactMessage } from "./Mcp/Output.ts"
-import { ToolError } from "./Mcp/Tool.ts"
+import { redactMessage } from "./Redact.ts"
 
 export interface ActingUser {
   readonly user: string
@@ -39,13 +38,26 @@ export interface AgentLink {
     args: Record<string, unknown>,
     acting: ActingUser,
     timeout?: Duration.Duration
-  ) => Effect.Effect<unknown, ToolError>
+  ) => Effect.Effect<unknown, AgentCallFailed>
   /**
    * Delivers the agent session `sessionId` of `rrId` to this link's notifications from after event `after` on, in
    * the background, until it ends or another user takes it over; a second call for the same session does nothing.
    */
   readonly follow: (rrId: string, sessionId: string, after: number, user: string) => Effect.Effect<void>
 }
+
+/**
+ * Why a call to the agent failed, in words its caller may read (already redacted). The client's own error: the MCP
+ * call pipeline tells it as a tool error (Mcp/Call.ts), so this client knows nothing of MCP tools.
+ */
+export class AgentCallFailed extends Data.TaggedError("AgentCallFailed")<{
+  /**
+   * `unavailable`: not configured, unreachable or its circuit open; `refused`: the agent does not admit the caller's
+   * identity; `timeout`: the caller's deadline passed; `rejected`: the agent answered the call with an error.
+   */
+  readonly reason: "unavailable" | "refused" | "timeout" | "rejected"
+  readonly message: string
+}> {}
 
 /** A link as its MCP session holds it: the session may stop a follow (another gateway replica took it over). */
 export interface SessionLink extends AgentLink {
@@ -151,7 +163,7 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
               if (e instanceof AgentSlow) return e
               // A JSON-RPC error is the agent's answer; a refusal of the caller is theirs; anything else (network,
               // another HTTP status) is an outage.
-              if (e instanceof McpError && e.code !== -32000 && e.code !== -32001) return toolErrorOf(e.message)
+              if (e instanceof McpError && e.code !== -32000 && e.code !== -32001) return rejected(e.message)
               connection = undefined
               if (e instanceof StreamableHTTPError && (e.code === 401 || e.code === 403)) return new AgentRefused(e.code)
               return new AgentDown(e instanceof Error ? e.message : String(e))
@@ -160,7 +172,7 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
 
         const call: AgentLink["call"] = (tool, args, acting, timeout = config.toolTimeout) =>
           Option.match(endpoint, {
-            onNone: () => Effect.fail(new ToolError({ message: "the investigation agent is not configured", code: "agent_unavailable" })),
+            onNone: () => Effect.fail(new AgentCallFailed({ reason: "unavailable", message: "the investigation agent is not configured" })),
             onSome: (url) =>
               Effect.gen(function* () {
                 current = acting
@@ -182,32 +194,28 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
                   (e) => e instanceof AgentDown
                 )
                 const text = textOf(result as { content?: ReadonlyArray<{ type: string; text?: string }> })
-                if ((result as { isError?: boolean }).isError === true) return yield* toolErrorOf(text)
+                if ((result as { isError?: boolean }).isError === true) return yield* rejected(text)
                 return (result as { structuredContent?: unknown }).structuredContent ?? parse(text)
               }).pipe(
                 Effect.catchIf((e): e is AgentRefused => e instanceof AgentRefused, (e) =>
                   Effect.fail(
-                    new ToolError({
+                    new AgentCallFailed({
+                      reason: "refused",
                       message:
-                        `the investigation agent does not admit your identity (HTTP ${e.status}): it needs a user token of its trusted issuers with the console grant`,
-                      code: "permission_denied"
+                        `the investigation agent does not admit your identity (HTTP ${e.status}): it needs a user token of its trusted issuers with the console grant`
                     })
                   )),
                 Effect.catchIf((e): e is AgentSlow => e instanceof AgentSlow, (e) =>
                   Effect.fail(
-                    new ToolError({
-                      message: `the investigation agent did not answer within ${Duration.format(e.after)}`,
-                      kind: "timeout",
-                      code: "timeout"
-                    })
+                    new AgentCallFailed({ reason: "timeout", message: `the investigation agent did not answer within ${Duration.format(e.after)}` })
                   )),
                 Effect.catchIf(
                   (e): e is AgentDown | DependencyUnavailable => e instanceof AgentDown || e instanceof DependencyUnavailable,
                   (e) =>
                     Effect.fail(
-                      new ToolError({
-                        message: `the investigation agent is unavailable: ${redactMessage(e instanceof AgentDown ? e.message : e.detail ?? "")}`,
-                        code: "agent_unavailable"
+                      new AgentCallFailed({
+                        reason: "unavailable",
+                        message: `the investigation agent is unavailable: ${redactMessage(e instanceof AgentDown ? e.message : e.detail ?? "")}`
                       })
                     )
                 )
@@ -246,4 +254,4 @@ export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gatewa
   })
 }) {}
 
-const toolErrorOf = (message: string) => new ToolError({ message: redactMessage(message || "the agent refused the call"), code: "agent_error" })
+const rejected = (message: string) => new AgentCallFailed({ reason: "rejected", message: redactMessage(message || "the agent refused the call") })

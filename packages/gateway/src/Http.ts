@@ -12,7 +12,7 @@ import { drainGuard } from "@kubemend/core/Servers"
 import { problemResponse } from "@kubemend/core/Wire"
 import { stripImpersonation } from "./Edge/Headers.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
-import { McpRoutes } from "./Mcp/Transport.ts"
+import { McpRoutes } from "./McpRoutes.ts"
 
 const knownEndpoints = new Set(["/mcp", "/a2a/invoke", "/", "/a2a/status", "/a2a/access", "/.well-known/agent-card.json"])
 

@@ -10,14 +10,15 @@ import { K8s, type K8sService, type KubeObject } from "@kubemend/core/K8s"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Sar } from "@kubemend/core/Sar"
 import { makeBreaker } from "../src/Breaker.ts"
-import { Buckets, perMinute } from "../src/Edge/Buckets.ts"
-import { RateLimits } from "../src/Edge/RateLimit.ts"
+import { Buckets, perMinute } from "../src/Limits/Buckets.ts"
+import { RateLimits } from "../src/Limits/RateLimits.ts"
 import { initializeParams } from "../src/Mcp/SessionRecord.ts"
 import { SharedState } from "../src/SharedState.ts"
 import { RecordedAudit } from "../src/GatewayAudit.ts"
 import { GatewayConfig, gatewayConfig } from "../src/GatewayConfig.ts"
 import { GatewayMetrics } from "../src/GatewayMetrics.ts"
-import { ToolCalls } from "../src/Mcp/Call.ts"
+import { AgentCallFailed } from "../src/AgentClient.ts"
+import { type CallContext, ToolCalls } from "../src/Mcp/Call.ts"
 import { renderResult } from "../src/Mcp/Output.ts"
 import { defineTool, type ToolContext, type ToolDef } from "../src/Mcp/Tool.ts"
 import { prioritize, sortAlerts } from "../src/Tools/Alerts.ts"
@@ -39,7 +40,7 @@ const rr = (name: string, phase: string): KubeObject => ({
   status: { overallPhase: phase }
 })
 
-const ctx: ToolContext = {
+const ctx: ToolContext & CallContext = {
   caller: {
     principal: { user: "sre-user", groups: ["kubemend-sre"], issuer: "test", expiresAt: new Date(0), subject: "sre-user", tokenKind: "jwt" },
     clientIp: "127.0.0.1",
@@ -101,6 +102,31 @@ describe("blocking tools under TestClock", () => {
       assert.deepStrictEqual([result.isError, result.content[0]!.text], [true, "svc_test timed out after 30s"])
       const audit = yield* (yield* RecordedAudit).entries
       assert.strictEqual(audit.at(-1)?.data["tool_outcome"], "timeout")
+    }).pipe(Effect.provide(pipeline)))
+})
+
+describe("the agent client's failures at the MCP boundary", () => {
+  it.effect("each reason becomes a tool error with its message and audit code", () =>
+    Effect.gen(function* () {
+      const calls = yield* ToolCalls
+      const investigate = defineTool({
+        name: "test",
+        description: "",
+        input: Schema.Struct({}),
+        run: (_, c) => c.agent.call("investigate", {}, { user: "sre-user", groups: [], token: Redacted.make("t") })
+      })
+      const reasons = ["unavailable", "refused", "timeout", "rejected"] as const
+      const results = yield* Effect.forEach(reasons, (reason) =>
+        calls.call(investigate, {}, {
+          ...ctx,
+          agent: { ...ctx.agent, call: () => Effect.fail(new AgentCallFailed({ reason, message: `agent ${reason}` })) }
+        }))
+      assert.deepStrictEqual(results.map((r) => [r.isError, r.content[0]!.text]), reasons.map((r) => [true, `agent ${r}`]))
+      const audit = (yield* (yield* RecordedAudit).entries).filter((e) => e.type === "tool.executed")
+      assert.deepStrictEqual(
+        audit.map((e) => [e.data["tool_outcome"], e.data["error_code"]]),
+        [["failure", "agent_unavailable"], ["failure", "permission_denied"], ["timeout", "timeout"], ["failure", "agent_error"]]
+      )
     }).pipe(Effect.provide(pipeline)))
 })
 

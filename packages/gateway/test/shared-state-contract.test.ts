@@ -8,9 +8,10 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Duration, Effect, Fiber, Layer, Option, Schedule, Stream, TestClock } from "effect"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Sar } from "@kubemend/core/Sar"
-import { perMinute } from "../src/Edge/Buckets.ts"
+import { perMinute } from "../src/Limits/Buckets.ts"
 import { GatewayMetrics } from "../src/GatewayMetrics.ts"
-import { SharedState, type SharedStateService } from "../src/SharedState.ts"
+import { SharedState } from "../src/SharedState.ts"
+import type { SharedStateService } from "../src/Shared/Store.ts"
 import { requireRedis, skipRedis, uniquePrefix, unreachable, valkeySettings } from "./support/Redis.ts"
 
 const metrics = GatewayMetrics.Default.pipe(Layer.provide(Layer.mergeAll(Sar.layerAllowAll, Metrics.Default)))

@@ -13,17 +13,17 @@ import { A2aConfig } from "./Config.ts"
 import { Contexts, SessionSlots } from "./Contexts.ts"
 import { a2aHandler } from "./Http.ts"
 import { Tasks } from "./Tasks.ts"
-import { TriageConfig, triageModelLive } from "./Triage.ts"
+import { TriageConfig, triageModelLive } from "../SeverityTriage.ts"
 import { cardRouter } from "../Card/index.ts"
 import { statusRouter } from "../Status/index.ts"
 
+export { makeSeverityTriage, type SeverityTriage, TriageConfig, TriageModel, triageModelLive } from "../SeverityTriage.ts"
 export { A2aAgent } from "./Agent.ts"
 export { AgentTools, bridgeOnly } from "./AgentTools.ts"
 export { A2aConfig, type A2aSettings } from "./Config.ts"
 export { Contexts, SessionSlots } from "./Contexts.ts"
 export { a2aHandler } from "./Http.ts"
 export { Tasks } from "./Tasks.ts"
-export { makeSeverityTriage, type SeverityTriage, TriageConfig, TriageModel, triageModelLive } from "./Triage.ts"
 
 export const a2aRouter = Effect.succeed(
   HttpRouter.empty.pipe(

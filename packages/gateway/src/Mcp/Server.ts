@@ -10,7 +10,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import { Effect, Runtime } from "effect"
 import { GatewayConfig } from "../GatewayConfig.ts"
 import type { AgentLink } from "../AgentClient.ts"
-import type { Caller } from "../Edge/Chain.ts"
+import type { Caller } from "../Caller.ts"
 import { ToolCalls } from "./Call.ts"
 import { ToolRegistry } from "./Registry.ts"
 

@@ -7,9 +7,9 @@ import { Clock, Effect } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { isTerminalPhase } from "@kubemend/core/domain/Phases"
 import { K8s, type KubeObject } from "@kubemend/core/K8s"
+import { ToolError } from "@kubemend/core/ToolError"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import type { ToolContext } from "../Mcp/Tool.ts"
-import { ToolError } from "../Mcp/Tool.ts"
 import { k8sFailure, specOf, statusOf, str } from "./Common.ts"
 
 export interface Target {

@@ -4,14 +4,22 @@
  * dedicated LLM (`severityTriage.llm`, providers `vertex_ai`, `gemini`, `anthropic`). Answers below
  * `llmConfidence` (0.7) keep `unknown`; answers are cached for `cacheTTLSeconds` (30). Model classifications are
  * audited as `severity_triage.completed` / `severity_triage.failed`. One classifier serves `svc_list_alerts` on
- * the bridge, and through it the A2A agent's alert tools, so both see the same severities.
+ * the bridge, and through it the A2A agent's alert tools, so both see the same severities: it sits below the MCP
+ * tools and the A2A agent, and imports neither.
  */
 import { Clock, Config, Context, ConfigError, Duration, Effect, Either, Layer, Option } from "effect"
 import { NodeHttpClient } from "@effect/platform-node"
 import { classifySeverity, type Severity } from "@kubemend/core/domain/Severity"
 import { type LlmService, make as makeLlm, message, settingsConfig } from "@kubemend/core/Llm"
-import { GatewayAudit } from "../GatewayAudit.ts"
-import type { AlertView } from "../Tools/Alerts.ts"
+import { GatewayAudit } from "./GatewayAudit.ts"
+
+/** An alert as triage reads it (and `svc_list_alerts` lists it): labels and annotations already redacted. */
+export interface AlertView {
+  readonly labels: Readonly<Record<string, string>>
+  readonly annotations: Readonly<Record<string, string>>
+  readonly state: string
+  readonly active_at: string
+}
 
 export interface TriageSettings {
   /** How long a classification is reused. */
