@@ -13,7 +13,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { ConsoleConfig, type ConsoleSettings } from "../src/ConsoleConfig.ts"
-import { ConsoleLive } from "../src/Console.ts"
+import { ConsoleLive } from "../src/Service.ts"
 
 const client = { id: "kubemend-console", secret: "console-client-secret" }
 

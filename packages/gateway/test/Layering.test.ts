@@ -70,8 +70,8 @@ describe("gateway layering", () => {
   })
 
   it("keeps the agent client off the MCP layer, the tools, the A2A agent and the edge", () => {
-    assert.isTrue(graph.has("AgentClient.ts"))
-    assert.deepStrictEqual(importsAcross("AgentClient.ts", ["Mcp", "Tools", "A2a", "Edge"]), [])
+    assert.isTrue(graph.has("AgentSessionsClient.ts"))
+    assert.deepStrictEqual(importsAcross("AgentSessionsClient.ts", ["Mcp", "Tools", "A2a", "Edge"]), [])
   })
 
   it("keeps the MCP tools off the A2A agent", () => {

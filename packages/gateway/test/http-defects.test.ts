@@ -5,7 +5,7 @@
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { lastAnswers } from "../src/Http.ts"
+import { lastAnswers } from "@kubemend/core/HttpProblems"
 
 const answer = async (app: HttpApp.Default<unknown>) => {
   const res = await HttpApp.toWebHandler(lastAnswers(app))(new Request("http://gateway.test/a2a/invoke", { method: "POST" }))

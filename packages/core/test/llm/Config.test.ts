@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Config, ConfigProvider, Duration, Effect, Either, Redacted } from "effect"
 import * as Llm from "../../src/Llm.ts"
-import { parseRetryAfter } from "../../src/Llm/Http.ts"
+import { parseRetryAfter } from "../../src/Llm/Transport.ts"
 import { fake, json, llm, platform } from "./Fake.ts"
 
 const ask: Llm.ChatRequest = { messages: [Llm.message.user("hi")] }

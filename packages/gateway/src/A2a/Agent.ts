@@ -11,7 +11,7 @@ import { bounded, type Shutdown } from "@kubemend/core/Drain"
 import { LlmCapacityExhausted } from "@kubemend/core/Errors"
 import { Llm } from "@kubemend/core/Llm"
 import { K8s } from "@kubemend/core/K8s"
-import { AgentClient } from "../AgentClient.ts"
+import { AgentSessionsClient } from "../AgentSessionsClient.ts"
 import type { Caller } from "../Caller.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { redactMessage } from "../Redact.ts"
@@ -54,7 +54,7 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
     const tasks = yield* Tasks
     const contexts = yield* Contexts
     const tools = yield* AgentTools
-    const agentClient = yield* AgentClient
+    const agentClient = yield* AgentSessionsClient
     const audit = yield* GatewayAudit
     const llm = yield* Llm
     const k8s = yield* K8s

@@ -10,7 +10,7 @@ import { Cause, Clock, Duration, Effect, Either, Exit, ParseResult, Schema } fro
 import { bounded } from "@kubemend/core/Drain"
 import { Sar } from "@kubemend/core/Sar"
 import { ToolError } from "@kubemend/core/ToolError"
-import type { AgentCallFailed, AgentLink } from "../AgentClient.ts"
+import type { AgentCallFailed, AgentLink } from "../AgentSessionsClient.ts"
 import { RateLimits } from "../Limits/RateLimits.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { GatewayConfig, toolDeadline } from "../GatewayConfig.ts"

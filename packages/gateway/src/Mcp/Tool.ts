@@ -6,11 +6,11 @@
 import type { Duration, Effect, Schema } from "effect"
 import type { Shutdown } from "@kubemend/core/Drain"
 import type { ToolError } from "@kubemend/core/ToolError"
-import type { AgentLink } from "../AgentClient.ts"
+import type { AgentLink } from "../AgentSessionsClient.ts"
 import type { Caller } from "../Caller.ts"
 
 /**
- * The investigation agent as a tool sees it: the agent client's link (AgentClient.ts) with its failures already told
+ * The investigation agent as a tool sees it: the agent client's link (AgentSessionsClient.ts) with its failures already told
  * as tool errors (the call pipeline translates them, Call.ts).
  */
 export interface ToolAgent {

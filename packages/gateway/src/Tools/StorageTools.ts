@@ -6,7 +6,7 @@
 import { Effect, Option, Schema } from "effect"
 import { parseGoDuration } from "@kubemend/core/Config"
 import { ToolError } from "@kubemend/core/ToolError"
-import { Breakers } from "../Breaker.ts"
+import { Breakers } from "../Breakers.ts"
 import { GatewayStorage, type StorageFailure } from "../GatewayStorage.ts"
 import { defineTool } from "../Mcp/Tool.ts"
 import { compact, KindName, NamespaceName, optional, record, ResourceName, Text } from "./Common.ts"

@@ -17,9 +17,9 @@ import { Sar, SarConfig } from "@kubemend/core/Sar"
 import { Storage } from "@kubemend/core/Storage"
 import { ApiServerLive, DrainOnShutdown, OpsServersLive, Readiness, ServerConfig } from "@kubemend/core/Servers"
 import { ProblemTypeBase } from "@kubemend/core/Wire"
-import { AgentClient } from "./AgentClient.ts"
+import { AgentSessionsClient } from "./AgentSessionsClient.ts"
 import { AgentEvents } from "./AgentEvents.ts"
-import { Breakers } from "./Breaker.ts"
+import { Breakers } from "./Breakers.ts"
 import { Edge } from "./Edge/Chain.ts"
 import { RateLimits } from "./Limits/RateLimits.ts"
 import { SessionSlots } from "./Limits/SessionSlots.ts"
@@ -27,7 +27,7 @@ import { GatewayAudit } from "./GatewayAudit.ts"
 import { GatewayConfig } from "./GatewayConfig.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
 import { GatewayStorage } from "./GatewayStorage.ts"
-import { serveGateway } from "./Http.ts"
+import { serveGateway } from "./ApiApp.ts"
 import { ToolCalls } from "./Mcp/Call.ts"
 import { ToolRegistry } from "./Mcp/Registry.ts"
 import { McpSessions } from "./Mcp/Sessions.ts"
@@ -38,7 +38,7 @@ import { SharedState } from "./SharedState.ts"
  * Every gateway service. Needs: GatewayConfig, K8s, AuthConfig, SarConfig, GatewayStorage, GatewayAudit, Metrics.
  */
 export const GatewayServices = McpSessions.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(ToolCalls.Default, ToolRegistry.Default, AgentClient.Default, Edge.Default)),
+  Layer.provideMerge(Layer.mergeAll(ToolCalls.Default, ToolRegistry.Default, AgentSessionsClient.Default, Edge.Default)),
   // The one session pool: MCP sessions here, A2A conversations through `SessionSlots.layerShared`.
   Layer.provideMerge(Layer.mergeAll(Breakers.Default, RateLimits.Default, SessionSlots.Default, AgentEvents.Default)),
   // Sessions, conversations, tasks, caps and rate limits: in memory, or shared with the other replicas through Valkey.

@@ -18,7 +18,7 @@ import { Tools } from "./Investigation/Tools.ts"
 import { AgentMetrics } from "./Metrics.ts"
 import { ReadinessChecksLive } from "./Readiness.ts"
 import { Sessions } from "./Sessions.ts"
-import { InteractiveLive, McpRouteLive } from "./Interactive/Http.ts"
+import { InteractiveLive, McpRouteLive } from "./Interactive/McpEndpoint.ts"
 
 /** Investigations and sessions; needs AgentConfig, Llm, AlignmentLlm, K8s, Storage, Audit, AgentMetrics. */
 export const SessionsLive = Sessions.Default.pipe(

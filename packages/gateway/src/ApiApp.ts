@@ -1,15 +1,14 @@
 /**
  * The gateway's API app: its routers (MCP here; A2A, status stream and agent card join through `routers`) behind
  * the middleware every request passes: request metrics, the drain guard (503 while shutting down),
- * `Impersonate-*` stripping and the answer to a defect. Served on the API listener (8443, HTTPS when configured).
+ * `Impersonate-*` stripping and the answer to an unknown route or a defect (core's `lastAnswers`). Served on the API
+ * listener (8443, HTTPS when configured).
  */
-import { HttpMiddleware, HttpRouter, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
-import { Cause, Clock, Effect, Layer } from "effect"
-import { InternalError } from "@kubemend/core/Errors"
-import { noRoute } from "@kubemend/core/HttpProblems"
+import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest } from "@effect/platform"
+import { Clock, Effect, Layer } from "effect"
+import { lastAnswers } from "@kubemend/core/HttpProblems"
 import { apiHeaders } from "@kubemend/core/ApiHeaders"
 import { drainGuard } from "@kubemend/core/Servers"
-import { problemResponse } from "@kubemend/core/Wire"
 import { stripImpersonation } from "./Edge/Headers.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
 import { McpRoutes } from "./McpRoutes.ts"
@@ -30,29 +29,6 @@ export const requestMetrics = HttpMiddleware.make((app) =>
       )
     )
   })
-)
-
-const isRouteNotFound = (e: unknown): e is HttpServerError.RouteNotFound => HttpServerError.isServerError(e) && e._tag === "RouteNotFound"
-
-/**
- * What the routers leave unanswered, as problems like every other answer (the platform would send empty bodies): an
- * unknown route or method a 404, a defect (a bug of ours) a logged 500 without internals. Interruptions pass.
- */
-export const lastAnswers = HttpMiddleware.make((app) =>
-  app.pipe(
-    Effect.catchAll((e) =>
-      isRouteNotFound(e)
-        ? problemResponse(noRoute(e.request), e.request.url)
-        : Effect.fail(e)
-    ),
-    Effect.catchAllDefect((defect) =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        yield* Effect.logError("request failed", Cause.die(defect)).pipe(Effect.annotateLogs({ method: request.method, url: request.url }))
-        return yield* problemResponse(new InternalError({}), request.url)
-      })
-    )
-  )
 )
 
 const concatAll = <E1, R1, E2, R2>(

@@ -1,6 +1,6 @@
 /**
- * The gateway as an MCP client of the investigation agent (`<agent>/api/v1/mcp`, its `<prefix>_investigate`,
- * `<prefix>_select_workflow` and `<prefix>_complete_no_action` tools).
+ * The gateway as an MCP client of the investigation agent's interactive sessions (`<agent>/api/v1/mcp`, its
+ * `<prefix>_investigate`, `<prefix>_select_workflow` and `<prefix>_complete_no_action` tools).
  *
  * Acting user: every HTTP request to the agent carries the caller's own bearer token (delegation, audited once per
  * link as `jwt.delegation`) plus `X-Kubemend-User` and `X-Kubemend-Groups` (comma-separated), and every tool call
@@ -17,7 +17,7 @@ import { LoggingMessageNotificationSchema, McpError } from "@modelcontextprotoco
 import { Data, Duration, Effect, FiberMap, Option, Redacted, Scope } from "effect"
 import { DependencyUnavailable } from "@kubemend/core/Errors"
 import { AgentEvents } from "./AgentEvents.ts"
-import { Breakers } from "./Breaker.ts"
+import { Breakers } from "./Breakers.ts"
 import { GatewayAudit } from "./GatewayAudit.ts"
 import { GatewayConfig } from "./GatewayConfig.ts"
 import { redactMessage } from "./Redact.ts"
@@ -97,7 +97,7 @@ const parse = (text: string): unknown => {
   }
 }
 
-export class AgentClient extends Effect.Service<AgentClient>()("@kubemend/gateway/AgentClient", {
+export class AgentSessionsClient extends Effect.Service<AgentSessionsClient>()("@kubemend/gateway/AgentSessionsClient", {
   effect: Effect.gen(function* () {
     const config = yield* GatewayConfig
     const { agent: breaker } = yield* Breakers
