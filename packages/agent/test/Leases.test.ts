@@ -9,7 +9,7 @@ import { AlignmentLlm } from "../src/Investigation/Alignment.ts"
 import { Audit } from "@kubemend/core/Audit"
 import { InteractiveLive } from "../src/Interactive/McpEndpoint.ts"
 import { Investigations } from "../src/Interactive/Investigations.ts"
-import { namespace, StorageTest } from "./support.ts"
+import { namespace, StorageTest } from "./Harness.ts"
 
 /** A model that always answers at once, so everything here runs on the TestClock. */
 const InstantLlm = Layer.succeed(Llm, {

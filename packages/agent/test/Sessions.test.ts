@@ -5,7 +5,7 @@ import { AgentConfig } from "../src/AgentConfig.ts"
 import { MetricsLive } from "../src/Service.ts"
 import { Investigator } from "../src/Investigation/Investigator.ts"
 import { Sessions } from "../src/Sessions.ts"
-import { incident } from "./support.ts"
+import { incident } from "./Harness.ts"
 
 const request = Schema.decodeUnknownSync(IncidentRequest)(incident("Clocked"))
 

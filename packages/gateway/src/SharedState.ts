@@ -3,7 +3,7 @@
  * live (MCP session records, A2A tasks and conversations), the session slots behind the global and per-user
  * session caps, and the token buckets of the rate limits.
  *
- * Two stores pass one contract (test/shared-state-contract.test.ts): memory, one replica's own (the default, no
+ * Two stores pass one contract (test/SharedStateContract.test.ts): memory, one replica's own (the default, no
  * Valkey configured), and Valkey, shared by every replica that names the same server and `keyPrefix`. The Valkey
  * layer never fails a caller: while Valkey is unreachable it answers from a memory store of its own (per-replica
  * limits, records only this replica wrote), says so through `degraded`, the `af_gateway_shared_state_degraded`

@@ -6,11 +6,11 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Option, Redacted } from "effect"
-import { InfraLive, startTestGateway, token } from "./a2a-support.ts"
+import { InfraLive, startTestGateway, token } from "./A2aHarness.ts"
 import { call, connect } from "./support/Client.ts"
 import { checkoutScripts as scripts, startRealAgent } from "./support/RealAgent.ts"
 import { requireRedis, skipRedis, uniquePrefix, unreachable, valkeySettings } from "./support/Redis.ts"
-import { open, subscribeBody } from "./status-support.ts"
+import { open, subscribeBody } from "./StatusSupport.ts"
 
 const rr_id = "rr-checkout-crash"
 

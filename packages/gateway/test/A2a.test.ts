@@ -9,8 +9,8 @@ import { Effect } from "effect"
 import { TaskState } from "@a2a-js/sdk"
 import type { Script } from "@kubemend/devkit/ScriptedLlm"
 import { demoAlerts } from "@kubemend/devkit/Alerts"
-import { clientFor, request, send, statusUpdates, stream, textOf, toolReply } from "./a2a-sdk.ts"
-import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
+import { clientFor, request, send, statusUpdates, stream, textOf, toolReply } from "./A2aSdk.ts"
+import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./A2aHarness.ts"
 
 const scripts: ReadonlyArray<Script> = [
   {

@@ -7,8 +7,8 @@ import { assert, layer } from "@effect/vitest"
 import { Context, Effect } from "effect"
 import { connect as netConnect, type Socket } from "node:net"
 import { StatusHub } from "../src/Status/index.ts"
-import { Infra, InfraLive, startTestGateway, token } from "./a2a-support.ts"
-import { open, rr, subscribeBody, updates } from "./status-support.ts"
+import { Infra, InfraLive, startTestGateway, token } from "./A2aHarness.ts"
+import { open, rr, subscribeBody, updates } from "./StatusSupport.ts"
 
 /** Phase metadata carries `block_message` / `workflow_id`, so each transition makes a frame of about this many bytes. */
 const frameBytes = 40_000

@@ -7,7 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { initializeBody, mcpHeaders, raw } from "./support/Client.ts"
-import { InfraLive, startTestGateway, token } from "./a2a-support.ts"
+import { InfraLive, startTestGateway, token } from "./A2aHarness.ts"
 import { startGateway } from "./support/Harness.ts"
 
 const scripts = [{ name: "default", turns: [{ text: "Hello." }] }]

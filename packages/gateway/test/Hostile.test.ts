@@ -11,7 +11,7 @@ import { assert, layer } from "@effect/vitest"
 import { make as makeIssuer } from "@kubemend/devkit/Issuer"
 import { Effect } from "effect"
 import { connect, call, initializeBody, mcpHeaders } from "./support/Client.ts"
-import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
+import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./A2aHarness.ts"
 
 const a2aSend = JSON.stringify({
   jsonrpc: "2.0",

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { call, connect, initializeBody, mcpHeaders, raw } from "./support/Client.ts"
 import { GatewayUnderTest, gatewayLayer, Infra, InfraLive, startGateway, token } from "./support/Harness.ts"
-import { startTestGateway } from "./a2a-support.ts"
+import { startTestGateway } from "./A2aHarness.ts"
 
 const problem = (r: { status: number; headers: Headers; json: any }, status: number, slug: string) => {
   assert.strictEqual(r.status, status, JSON.stringify(r.json))

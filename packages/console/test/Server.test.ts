@@ -1,8 +1,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { createRemoteJWKSet, jwtVerify } from "jose"
-import { makeBrowser } from "./browser.ts"
-import { Harness, harness } from "./support.ts"
+import { makeBrowser } from "./Browser.ts"
+import { Harness, harness } from "./Harness.ts"
 
 const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
 

@@ -7,7 +7,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
 import type { Script } from "@kubemend/devkit/ScriptedLlm"
-import { Infra, InfraLive, namespace, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
+import { Infra, InfraLive, namespace, startTestGateway, type TestGateway, token } from "./A2aHarness.ts"
 import { startRealAgent } from "./support/RealAgent.ts"
 
 const agentScript: Script = {

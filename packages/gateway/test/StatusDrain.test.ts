@@ -7,8 +7,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Fiber } from "effect"
 import type { Script } from "@kubemend/devkit/ScriptedLlm"
-import { Infra, InfraLive, parseSse, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
-import { open, rr, subscribeBody, updates } from "./status-support.ts"
+import { Infra, InfraLive, parseSse, startTestGateway, type TestGateway, token } from "./A2aHarness.ts"
+import { open, rr, subscribeBody, updates } from "./StatusSupport.ts"
 
 /** svc_watch waits for a terminal phase, so a task running it stays busy for as long as the test wants. */
 const scripts: ReadonlyArray<Script> = [

@@ -8,7 +8,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Script } from "@kubemend/devkit/ScriptedLlm"
-import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
+import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./A2aHarness.ts"
 import { call, connect } from "./support/Client.ts"
 
 const namespace = "triage-mcp"

@@ -9,8 +9,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Fiber } from "effect"
 import { Drain } from "@kubemend/core/Drain"
-import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./a2a-support.ts"
-import { rr } from "./status-support.ts"
+import { Infra, InfraLive, startTestGateway, type TestGateway, token } from "./A2aHarness.ts"
+import { rr } from "./StatusSupport.ts"
 import { connect, type Connected, initializeBody, mcpHeaders } from "./support/Client.ts"
 
 const crv = "kubemend.io/v1alpha1"

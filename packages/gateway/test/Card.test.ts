@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { DefaultAgentCardResolver } from "@a2a-js/sdk/client"
-import { InfraLive, startTestGateway, token, withToken } from "./a2a-support.ts"
+import { InfraLive, startTestGateway, token, withToken } from "./A2aHarness.ts"
 
 const get = (url: string, bearer?: string) =>
   Effect.promise(async () => {

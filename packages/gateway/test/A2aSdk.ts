@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { type AgentCard, Role, type StreamResponse, type Task } from "@a2a-js/sdk"
 import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
-import { type TestGateway, withToken } from "./a2a-support.ts"
+import { type TestGateway, withToken } from "./A2aHarness.ts"
 
 export type Mode = "1.0" | "0.3"
 

@@ -6,8 +6,8 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { clientFor } from "./a2a-sdk.ts"
-import { InfraLive, startTestGateway, token } from "./a2a-support.ts"
+import { clientFor } from "./A2aSdk.ts"
+import { InfraLive, startTestGateway, token } from "./A2aHarness.ts"
 
 /** The error an SDK call failed with (its class name), or `ok`. */
 const outcome = (p: () => Promise<unknown>) =>

@@ -5,8 +5,8 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
-import { Infra, InfraLive, startTestGateway, token } from "./a2a-support.ts"
-import { open, rr, subscribeBody, updates } from "./status-support.ts"
+import { Infra, InfraLive, startTestGateway, token } from "./A2aHarness.ts"
+import { open, rr, subscribeBody, updates } from "./StatusSupport.ts"
 
 layer(InfraLive, { excludeTestServices: true })("status stream over HTTP", (it) => {
   it.scoped("first event, pushed transitions, a resumed watch, final on terminal", () =>

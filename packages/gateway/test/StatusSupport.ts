@@ -1,6 +1,6 @@
 /** Status-stream test helpers: RRs for the dev API server and an HTTP subscriber that records the frames it reads. */
 import { Effect } from "effect"
-import { namespace, parseSse } from "./a2a-support.ts"
+import { namespace, parseSse } from "./A2aHarness.ts"
 
 export const rr = (name: string, status: Record<string, unknown>) => ({
   apiVersion: "kubemend.io/v1alpha1",

@@ -3,15 +3,15 @@
  * `svc_investigate` (the model is slower than `interactive.startWait`), and the analysis' tool call and its answer
  * reach the caller's MCP session (`notifications/message`) and the RR's status stream (`status/investigation`)
  * afterwards; a takeover reaches the previous holder, who gets nothing of the new holder's conversation. With the
- * fake agent (it serves the same stream, agent-contract.test.ts): a dropped stream is resumed after the agent is
+ * fake agent (it serves the same stream, AgentContract.test.ts): a dropped stream is resumed after the agent is
  * back, without a gap, and a restarted agent that lost the session has the user told so.
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Option, Redacted } from "effect"
-import { InfraLive, startTestGateway, token } from "./a2a-support.ts"
+import { InfraLive, startTestGateway, token } from "./A2aHarness.ts"
 import { call, connect } from "./support/Client.ts"
 import { checkoutRca as rca, checkoutScripts as scripts, startRealAgent } from "./support/RealAgent.ts"
-import { open, subscribeBody } from "./status-support.ts"
+import { open, subscribeBody } from "./StatusSupport.ts"
 
 const until = <A>(read: () => A, done: (a: A) => boolean, what: string) =>
   Effect.promise(async () => {
