@@ -4,7 +4,8 @@
  * request's own limits, when the edge took one: `RateLimits.withToolCall`) -> argument decoding -> the tool under its
  * deadline (and, on a draining gateway, its grace) -> the `tool.executed` audit event and metrics. Every outcome
  * is a tool result, never a JSON-RPC error: failures are `isError: true` with a redacted message, successes JSON
- * text within the output cap.
+ * text within the output cap. The agent client's failures (`AgentCallFailed`) become tool errors here, at the MCP
+ * boundary, so the client knows nothing of tools.
  */
 import { Cause, Clock, Duration, Effect, Either, Exit, ParseResult, Schema } from "effect"
 import { bounded } from "@kubemend/core/Drain"
