@@ -23,7 +23,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { Worker } from "node:worker_threads"
-import { alertmanagerSenderGrant } from "../packages/signals/test/support.ts"
+import { alertmanagerSenderGrant } from "../packages/signals/test/Harness.ts"
 
 const crdDir = Path.resolve(import.meta.dirname, "..", "deploy", "crds")
 const namespace = "kubemend-system"

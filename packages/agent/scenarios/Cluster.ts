@@ -1,7 +1,7 @@
 /** Building blocks of the scenarios' dev cluster: workloads with their owner chain, nodes, usage, workflows. */
 import type { KubeObject } from "@kubemend/core/K8s"
 import type { RemediationWorkflow } from "@kubemend/core/StorageApi"
-import { wf } from "../test/support.ts"
+import { wf } from "../test/Harness.ts"
 
 type Obj = KubeObject & Record<string, unknown>
 

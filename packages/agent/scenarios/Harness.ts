@@ -11,7 +11,7 @@ import type { DevSeries } from "@kubemend/devkit/PromQl"
 import type { Script, ScriptedTurn } from "@kubemend/devkit/ScriptedLlm"
 import type { IncidentRequestEncoded } from "@kubemend/core/domain/Incident"
 import { AgentConfig } from "../src/AgentConfig.ts"
-import { agentOn, DevKubeCluster, incident } from "../test/support.ts"
+import { agentOn, DevKubeCluster, incident } from "../test/Harness.ts"
 import { catalog } from "./Cluster.ts"
 
 interface PodLog {

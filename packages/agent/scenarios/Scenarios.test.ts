@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { ScriptedLlm } from "@kubemend/devkit/ScriptedLlm"
-import { awaitEnd, client } from "../test/support.ts"
+import { awaitEnd, client } from "../test/Harness.ts"
 import { incidentOf, type Scenario, scenarioLayer, selectionOpening } from "./Harness.ts"
 import { scenarios } from "./Incidents.ts"
 

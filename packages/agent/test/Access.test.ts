@@ -10,7 +10,7 @@ import { DevKube } from "@kubemend/devkit/kube/DevKube"
 import { unruledEndpoints } from "@kubemend/core/EndpointAccess"
 import { AgentApi } from "@kubemend/core/AgentApi"
 import { Effect } from "effect"
-import { AgentOnDevKube, auditEvents, fetchRaw, incident } from "./support.ts"
+import { AgentOnDevKube, auditEvents, fetchRaw, incident } from "./Harness.ts"
 
 const post = (token: string | null, body: unknown = incident("Hostile")) => ({
   method: "POST",

@@ -3,7 +3,7 @@ import { Duration, Effect } from "effect"
 import type { Script } from "@kubemend/devkit/ScriptedLlm"
 import { BoundPorts } from "@kubemend/core/Servers"
 import { AgentConfig } from "../src/AgentConfig.ts"
-import { AgentTest, auditEvents, awaitEnd, client, incident } from "./support.ts"
+import { AgentTest, auditEvents, awaitEnd, client, incident } from "./Harness.ts"
 
 const suspicious: Script = {
   name: "shadow-suspicious",

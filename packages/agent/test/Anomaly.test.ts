@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import type { KubeObject } from "@kubemend/core/K8s"
 import { actions } from "@kubemend/core/K8s/Memory"
 import { ScriptedLlm, type Script, type ScriptedToolCall } from "@kubemend/devkit/ScriptedLlm"
-import { AgentTest, appNs, awaitEnd, client, cluster, incident } from "./support.ts"
+import { AgentTest, appNs, awaitEnd, client, cluster, incident } from "./Harness.ts"
 
 const probe = (name: string): KubeObject => ({
   apiVersion: "v1",

@@ -4,7 +4,7 @@ import { Duration, Effect, Layer, Ref, Stream, TestClock } from "effect"
 import { Llm, LlmUnavailable } from "@kubemend/core/Llm"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Model } from "../src/Investigation/Model.ts"
-import { MetricsLive } from "../src/Agent.ts"
+import { MetricsLive } from "../src/Service.ts"
 import { makeEventLog, type Session, type SessionState } from "../src/Sessions/Session.ts"
 
 const run = Effect.gen(function* () {

@@ -7,7 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { KubeObject } from "@kubemend/core/K8s"
 import { ScriptedLlm, type Script } from "@kubemend/devkit/ScriptedLlm"
-import { AgentOnDevKube, appNs, awaitEnd, client, cluster, incident, wf } from "./support.ts"
+import { AgentOnDevKube, appNs, awaitEnd, client, cluster, incident, wf } from "./Harness.ts"
 
 const restartDeploy = "33333333-3333-4333-8333-333333333333"
 const restartSts = "44444444-4444-4444-8444-444444444444"

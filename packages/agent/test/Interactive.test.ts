@@ -7,7 +7,7 @@ import { K8s } from "@kubemend/core/K8s"
 import { K8sMemory } from "@kubemend/core/K8s/Memory"
 import type { Script } from "@kubemend/devkit/ScriptedLlm"
 import { connect, type Result, text } from "./McpClient.ts"
-import { AgentTest, appNs, auditEvents, baseUrl, client, cluster, gatewayToken, incident, restartId } from "./support.ts"
+import { AgentTest, appNs, auditEvents, baseUrl, client, cluster, gatewayToken, incident, restartId } from "./Harness.ts"
 
 const conversation: Script = {
   name: "interactive",

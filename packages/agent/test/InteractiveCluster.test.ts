@@ -8,7 +8,7 @@ import { DevKube } from "@kubemend/devkit/kube/DevKube"
 import type { KubeObject } from "@kubemend/core/K8s"
 import { ScriptedLlm, type Script } from "@kubemend/devkit/ScriptedLlm"
 import { connect, text } from "./McpClient.ts"
-import { AgentOnDevKube, appNs, auditEvents, awaitEnd, client, cluster, fetchRaw, namespace } from "./support.ts"
+import { AgentOnDevKube, appNs, auditEvents, awaitEnd, client, cluster, fetchRaw, namespace } from "./Harness.ts"
 
 const rr = (name: string, signalName: string): ReadonlyArray<KubeObject> => [
   {

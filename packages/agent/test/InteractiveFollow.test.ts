@@ -8,7 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { ScriptedLlm, type Script } from "@kubemend/devkit/ScriptedLlm"
 import { connect, text } from "./McpClient.ts"
-import { AgentOnDevKube, appNs, cluster, namespace } from "./support.ts"
+import { AgentOnDevKube, appNs, cluster, namespace } from "./Harness.ts"
 
 const rca = "The checkout pods are OOMKilled: the limit is below the working set."
 

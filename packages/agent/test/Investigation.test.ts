@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { ScriptedLlm } from "@kubemend/devkit/ScriptedLlm"
 import type { Script } from "@kubemend/devkit/ScriptedLlm"
 import { InjectionMarker } from "../src/Investigation/Safety.ts"
-import { AgentTest, awaitEnd, client, cluster, incident, scaleId } from "./support.ts"
+import { AgentTest, awaitEnd, client, cluster, incident, scaleId } from "./Harness.ts"
 
 const answer = (parameters: Record<string, unknown>) => ({
   json: {

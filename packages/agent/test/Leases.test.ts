@@ -4,12 +4,12 @@ import { K8s } from "@kubemend/core/K8s"
 import { K8sMemory } from "@kubemend/core/K8s/Memory"
 import { Llm } from "@kubemend/core/Llm"
 import { AgentConfig } from "../src/AgentConfig.ts"
-import { MetricsLive, SessionsLive } from "../src/Agent.ts"
+import { MetricsLive, SessionsLive } from "../src/Service.ts"
 import { AlignmentLlm } from "../src/Investigation/Alignment.ts"
 import { Audit } from "@kubemend/core/Audit"
-import { InteractiveLive } from "../src/Interactive/Http.ts"
+import { InteractiveLive } from "../src/Interactive/McpEndpoint.ts"
 import { Investigations } from "../src/Interactive/Investigations.ts"
-import { namespace, StorageTest } from "./support.ts"
+import { namespace, StorageTest } from "./Harness.ts"
 
 /** A model that always answers at once, so everything here runs on the TestClock. */
 const InstantLlm = Layer.succeed(Llm, {

@@ -13,7 +13,7 @@ import { DevIssuer, make as makeIssuer } from "@kubemend/devkit/Issuer"
 import { DevKube } from "@kubemend/devkit/kube/DevKube"
 import { devkitRbacSpec, renderRbac } from "@kubemend/core/Personas"
 import { type Result, text } from "./McpClient.ts"
-import { AgentOnDevKube, auditEvents, baseUrl, fetchRaw, gatewayToken } from "./support.ts"
+import { AgentOnDevKube, auditEvents, baseUrl, fetchRaw, gatewayToken } from "./Harness.ts"
 
 // The personas' grants as the operator renders them: `no-console` has tool grants but not the console gate.
 const rbac = renderRbac(devkitRbacSpec({ apiGroup: "kubemend.io", toolPrefix: "svc" }))

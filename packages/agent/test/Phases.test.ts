@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { ScriptedLlm, type Script } from "@kubemend/devkit/ScriptedLlm"
-import { AgentTest, awaitEnd, client, incident, scaleId } from "./support.ts"
+import { AgentTest, awaitEnd, client, incident, scaleId } from "./Harness.ts"
 
 const opening = "Select a remediation workflow for this incident."
 const scripts: ReadonlyArray<Script> = [

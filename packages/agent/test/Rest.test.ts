@@ -2,7 +2,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { ScriptedLlm } from "@kubemend/devkit/ScriptedLlm"
 import type { Script } from "@kubemend/devkit/ScriptedLlm"
-import { AgentTest, auditEvents, awaitEnd, client, fetchRaw, incident, restartId } from "./support.ts"
+import { AgentTest, auditEvents, awaitEnd, client, fetchRaw, incident, restartId } from "./Harness.ts"
 
 const happy: Script = {
   name: "happy",

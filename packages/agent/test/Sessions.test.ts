@@ -2,10 +2,10 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Schema, TestClock } from "effect"
 import { IncidentRequest } from "@kubemend/core/domain/Incident"
 import { AgentConfig } from "../src/AgentConfig.ts"
-import { MetricsLive } from "../src/Agent.ts"
+import { MetricsLive } from "../src/Service.ts"
 import { Investigator } from "../src/Investigation/Investigator.ts"
 import { Sessions } from "../src/Sessions.ts"
-import { incident } from "./support.ts"
+import { incident } from "./Harness.ts"
 
 const request = Schema.decodeUnknownSync(IncidentRequest)(incident("Clocked"))
 

@@ -7,7 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { KubeObject } from "@kubemend/core/K8s"
 import { ScriptedLlm, type Script } from "@kubemend/devkit/ScriptedLlm"
-import { AgentTest, appNs, auditEvents, awaitEnd, client, cluster, incident } from "./support.ts"
+import { AgentTest, appNs, auditEvents, awaitEnd, client, cluster, incident } from "./Harness.ts"
 
 /** A pod whose last termination message is a long log. */
 const chatty = (name: string, log: string): KubeObject => ({

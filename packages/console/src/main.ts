@@ -1,5 +1,5 @@
 /** The web console: `node --import tsx packages/console/src/main.ts` (config: CONFIG_FILE + CONSOLE_* env). */
 import { runService } from "@kubemend/core/Main"
-import { consoleLive } from "./Console.ts"
+import { consoleLive } from "./Service.ts"
 
 runService("console", consoleLive)

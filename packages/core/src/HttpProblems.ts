@@ -1,6 +1,7 @@
 /**
  * The HTTP edge of an `HttpApi` service, shared by storage and the agent: a request body limit and one rule for
- * every failure, so each 4xx/5xx is `application/problem+json` with its own status.
+ * every failure, so each 4xx/5xx is `application/problem+json` with its own status. Services on plain routers (the
+ * gateway, signals, the console) end theirs with `lastAnswers`, to the same effect.
  */
 import {
   type HttpApi,
@@ -35,6 +36,27 @@ export const bodyLimit = (limitBytes: number) =>
 /** The 404 for a request no route takes (method and path named). */
 export const noRoute = (request: HttpServerRequest.HttpServerRequest) =>
   new NotFound({ resource: "route", id: request.url, detail: `no route for ${request.method} ${request.url}` })
+
+/**
+ * What a plain router leaves unanswered, as problems like every other answer (the platform would send empty bodies):
+ * an unknown route or method a 404, a defect (a bug of ours) a logged 500 without internals. Interruptions pass.
+ */
+export const lastAnswers = HttpMiddleware.make((app) =>
+  app.pipe(
+    Effect.catchAll((e) =>
+      HttpServerError.isServerError(e) && e._tag === "RouteNotFound"
+        ? problemResponse(noRoute(e.request), e.request.url)
+        : Effect.fail(e)
+    ),
+    Effect.catchAllDefect((defect) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        yield* Effect.logError("request failed", Cause.die(defect)).pipe(Effect.annotateLogs({ method: request.method, url: request.url }))
+        return yield* problemResponse(new InternalError({}), request.url)
+      })
+    )
+  )
+)
 
 const maxBytesExceeded = (e: HttpServerError.RequestError) => e.cause instanceof Error && e.cause.message.includes("maxBytes exceeded")
 

@@ -1,6 +1,6 @@
 /**
  * The LLM as the agent uses it: chat with tools, streaming deltas, token counts, over ten providers.
- * All adapters share one HTTP path on Effect's HttpClient (Llm/Http.ts); `@effect/ai-openai` speaks the Responses
+ * All adapters share one HTTP path on Effect's HttpClient (Llm/Transport.ts); `@effect/ai-openai` speaks the Responses
  * API, which the OpenAI-compatible servers this platform targets (vLLM, Ollama, gateways) do not, so it is not used.
  */
 import { FileSystem, HttpClient } from "@effect/platform"
@@ -13,7 +13,7 @@ import * as Bedrock from "./Llm/Bedrock.ts"
 import { type LlmSettingsInput, makeSettings, type Provider, settingsConfig } from "./Llm/Config.ts"
 import { type LlmError, LlmConfigError } from "./Llm/Errors.ts"
 import * as Gemini from "./Llm/Gemini.ts"
-import { makeTransport } from "./Llm/Http.ts"
+import { makeTransport } from "./Llm/Transport.ts"
 import * as Ollama from "./Llm/Ollama.ts"
 import * as OpenAi from "./Llm/OpenAi.ts"
 import { phaseModelsRef } from "./Llm/Runtime.ts"

@@ -7,8 +7,8 @@ import { Effect } from "effect"
 import * as net from "node:net"
 import { DevKube } from "@kubemend/devkit/kube/index"
 import * as K8sLive from "../src/K8s/Live.ts"
-import { rr } from "./k8s/Contract.ts"
-import { apiGroup, namespace } from "./k8s/Harness.ts"
+import { rr } from "./K8s/Contract.ts"
+import { apiGroup, namespace } from "./K8s/Harness.ts"
 
 /** Forwards loopback connections to `port`, counting them; closed with the scope. */
 const countingProxy = (port: number) =>

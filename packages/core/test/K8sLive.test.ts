@@ -3,9 +3,9 @@ import { Config, ConfigProvider, Effect } from "effect"
 import { DevKube } from "@kubemend/devkit/kube/index"
 import { K8s } from "../src/K8s.ts"
 import * as K8sLive from "../src/K8s/Live.ts"
-import { k8sContract, rr } from "./k8s/Contract.ts"
-import { apiGroup, namespace } from "./k8s/Harness.ts"
-import { liveLayer } from "./k8s/LiveHarness.ts"
+import { k8sContract, rr } from "./K8s/Contract.ts"
+import { apiGroup, namespace } from "./K8s/Harness.ts"
+import { liveLayer } from "./K8s/LiveHarness.ts"
 
 k8sContract("live against the dev API server", liveLayer)
 

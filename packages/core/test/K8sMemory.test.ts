@@ -1,4 +1,4 @@
-import { k8sContract } from "./k8s/Contract.ts"
-import { memoryLayer } from "./k8s/Harness.ts"
+import { k8sContract } from "./K8s/Contract.ts"
+import { memoryLayer } from "./K8s/Harness.ts"
 
 k8sContract("memory", memoryLayer)

@@ -10,7 +10,7 @@ import { type Task } from "@a2a-js/sdk"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { randomUUID } from "node:crypto"
-import { request } from "../../gateway/test/a2a-sdk.ts"
+import { request } from "../../gateway/test/A2aSdk.ts"
 import { auditEvent } from "../../storage/test/support/Harness.ts"
 
 /** One request's outcome: when it started and ended, and its error (a retryable one: the client goes on). */

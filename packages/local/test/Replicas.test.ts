@@ -17,7 +17,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import type { StackJson } from "../src/Summary.ts"
 import { trustAuthority } from "@kubemend/core/Tls/Trust"
-import { incident } from "../../agent/test/support.ts"
+import { incident } from "../../agent/test/Harness.ts"
 import { unreachable } from "../../gateway/test/support/Redis.ts"
 import {
   figures,

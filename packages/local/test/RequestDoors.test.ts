@@ -14,7 +14,7 @@ import { RecordedAudit } from "@kubemend/gateway/GatewayAudit"
 import type { ToolContext } from "@kubemend/gateway/Mcp/Tool"
 import { requestOnTarget } from "@kubemend/gateway/Tools/Target"
 import { Effect, Layer, Redacted } from "effect"
-import { alert, post, startKube, startSignals, webhook } from "../../signals/test/support.ts"
+import { alert, post, startKube, startSignals, webhook } from "../../signals/test/Harness.ts"
 
 const checkout = { apiVersion: "apps/v1", kind: "Deployment", name: "checkout", namespace: "shop" }
 

@@ -13,7 +13,7 @@ import { AgentApi } from "@kubemend/core/AgentApi"
 import { ScriptedLlm } from "@kubemend/devkit/ScriptedLlm"
 import { apiPort } from "@kubemend/core/Servers"
 import { Context, Duration, Effect, Layer } from "effect"
-import { AgentOnDevKube, incident } from "../../agent/test/support.ts"
+import { AgentOnDevKube, incident } from "../../agent/test/Harness.ts"
 import { fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
 
 /** An agent under contract: where it serves, and a switch that keeps the next sessions running until released. */

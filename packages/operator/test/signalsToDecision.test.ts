@@ -25,7 +25,7 @@ import { layerInProcess, RecordedAudit } from "../src/Lifecycle/index.ts"
 import { platformCr } from "@kubemend/local/Platform"
 import { defaultPolicies } from "../src/Policy/Defaults.ts"
 import { fakeAgentToken, startFakeAgent } from "./lifecycleAgent.ts"
-import { alertmanagerSenderGrant } from "../../signals/test/support.ts"
+import { alertmanagerSenderGrant } from "../../signals/test/Harness.ts"
 import { apiGroup, namespace } from "./lifecycleHarness.ts"
 
 const productionApproval = `package approval

@@ -3,39 +3,21 @@
  * listeners, readiness (the cluster API answers), the Warning-event watch. `main.ts` adds the live dependencies
  * (cluster, storage for audit, config); tests add the dev API server and a recording audit.
  */
-import { HttpMiddleware, HttpServer, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { HttpServer } from "@effect/platform"
 import { Auth } from "@kubemend/core/Auth"
 import { Drain } from "@kubemend/core/Drain"
-import { InternalError } from "@kubemend/core/Errors"
-import { noRoute } from "@kubemend/core/HttpProblems"
+import { lastAnswers } from "@kubemend/core/HttpProblems"
 import { K8s } from "@kubemend/core/K8s"
 import { Metrics } from "@kubemend/core/Metrics"
 import { apiHeaders } from "@kubemend/core/ApiHeaders"
 import { drainGuard, OpsServersLive, Readiness, serveWithDrain } from "@kubemend/core/Servers"
-import { problemResponse } from "@kubemend/core/Wire"
-import { Cause, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { Access } from "./Access.ts"
 import { Breaker } from "./Breaker.ts"
 import { EventWatchLive } from "./EventWatch.ts"
-import { SignalRoutes } from "./Http.ts"
+import { SignalRoutes } from "./SignalRoutes.ts"
 import { Intake } from "./Intake.ts"
 import { SignalsMetrics } from "./SignalsMetrics.ts"
-
-/** An unknown route a 404 problem, a defect (our bug) a logged 500 without internals. */
-const lastAnswers = HttpMiddleware.make((app) =>
-  app.pipe(
-    Effect.catchAll((e) =>
-      HttpServerError.isServerError(e) && e._tag === "RouteNotFound" ? problemResponse(noRoute(e.request), e.request.url) : Effect.fail(e)
-    ),
-    Effect.catchAllDefect((defect) =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        yield* Effect.logError("request failed", Cause.die(defect))
-        return yield* problemResponse(new InternalError({}), request.url)
-      })
-    )
-  )
-)
 
 const ApiLive = Layer.unwrapEffect(Effect.map(SignalRoutes, (router) => HttpServer.serve(router.pipe(lastAnswers, drainGuard, apiHeaders))))
 

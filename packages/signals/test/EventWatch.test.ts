@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { DevKube } from "@kubemend/devkit/kube/index"
 import { Effect } from "effect"
 import { SignalsConfig } from "../src/SignalsConfig.ts"
-import { startKube, startSignals } from "./support.ts"
+import { startKube, startSignals } from "./Harness.ts"
 
 const event = (name: string, reason: string, type = "Warning") => ({
   apiVersion: "v1",

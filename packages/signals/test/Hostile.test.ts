@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { make as makeIssuer } from "@kubemend/devkit/Issuer"
 import { Effect } from "effect"
-import { alert, post, startKube, startSignals, webhook } from "./support.ts"
+import { alert, post, startKube, startSignals, webhook } from "./Harness.ts"
 
 const prom = "/api/v1/signals/prometheus"
 const event = "/api/v1/signals/kubernetes-event"

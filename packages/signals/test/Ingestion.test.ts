@@ -1,7 +1,7 @@
 /** The signal API over HTTP against the dev API server: what Alertmanager and event exporters see. */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
-import { alert, post, startKube, startSignals, webhook } from "./support.ts"
+import { alert, post, startKube, startSignals, webhook } from "./Harness.ts"
 
 const prom = "/api/v1/signals/prometheus"
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { alert, post, startKube, startSignals, webhook } from "./support.ts"
+import { alert, post, startKube, startSignals, webhook } from "./Harness.ts"
 
 const prom = "/api/v1/signals/prometheus"
 const rrKind = ["kubemend.io/v1alpha1", "RemediationRequest"] as const

@@ -7,12 +7,12 @@
 import { Effect, Option } from "effect"
 import { Audit } from "@kubemend/core/Audit"
 import { K8s } from "@kubemend/core/K8s"
+import { ToolError } from "@kubemend/core/ToolError"
 import { Investigator } from "../Investigation/Investigator.ts"
 import { emit } from "../Investigation/Report.ts"
 import { Sessions } from "../Sessions.ts"
 import type { Caller } from "./Callers.ts"
 import { requestFor } from "./State.ts"
-import { ToolError } from "./Workflows.ts"
 
 export class Autonomous extends Effect.Service<Autonomous>()("@kubemend/agent/Autonomous", {
   effect: Effect.gen(function* () {

@@ -13,6 +13,7 @@ import { Investigator } from "../Investigation/Investigator.ts"
 import { Loop } from "../Investigation/Loop.ts"
 import { incidentPrompt, interactiveSystemPrompt } from "../Investigation/Prompt.ts"
 import { Audit } from "@kubemend/core/Audit"
+import { ToolError } from "@kubemend/core/ToolError"
 import { emit } from "../Investigation/Report.ts"
 import { makeRun } from "../Investigation/Run.ts"
 import { Sessions } from "../Sessions.ts"
@@ -22,9 +23,6 @@ import { SessionLeases } from "./Leases.ts"
 import { Registry } from "./Registry.ts"
 import { type Analysis, announce, closingResponse, type InteractiveSession, markAnalysisCancelled, requestFor, sessionActive, view } from "./State.ts"
 import * as Workflows from "./Workflows.ts"
-import { ToolError } from "./Workflows.ts"
-
-export { ToolError }
 
 type Reply = { readonly _tag: "Reply"; readonly text: string } | { readonly _tag: "Abandoned" } | { readonly _tag: "Failed"; readonly reason: string }
 

@@ -4,10 +4,10 @@
  * dispatch to the interactive investigations.
  */
 import { Effect, JSONSchema, Option, ParseResult, Schema } from "effect"
+import { ToolError } from "@kubemend/core/ToolError"
 import type { Acting, Caller } from "./Callers.ts"
 import type { Autonomous } from "./Autonomous.ts"
 import type { Investigations } from "./Investigations.ts"
-import { ToolError } from "./Workflows.ts"
 
 const opt = <S extends Schema.Schema.All>(s: S) => Schema.optionalWith(s, { exact: true })
 const RrId = Schema.String.pipe(Schema.pattern(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/))

@@ -5,8 +5,9 @@
  * the target's owner (enrichment) and records the choice on the session's RR, creating the RR only when there is
  * none yet.
  */
-import { Data, Effect } from "effect"
+import { Effect } from "effect"
 import { K8s } from "@kubemend/core/K8s"
+import { ToolError } from "@kubemend/core/ToolError"
 import { Catalog } from "../Investigation/Catalog.ts"
 import { signalContext } from "../Investigation/CatalogTools.ts"
 import { type ParameterSpec, parameterSpecs, validateParameters, withDefaults } from "../Investigation/Params.ts"
@@ -14,8 +15,6 @@ import type { TargetRef } from "../Investigation/Run.ts"
 import { Tools } from "../Investigation/Tools.ts"
 import { requestForSession } from "./SessionRequest.ts"
 import type { DiscoveredWorkflow, InteractiveSession } from "./State.ts"
-
-export class ToolError extends Data.TaggedError("ToolError")<{ readonly message: string }> {}
 
 const maxActionTypes = 20
 

@@ -11,7 +11,7 @@ import { type CrPlural, K8s, type K8sService, type K8sUnavailable, type KubeList
 import { callOptions, type KubeconfigSource, loadKubeConfig, makeCall } from "./Client.ts"
 import { crKinds, crVersion, defaultApiGroup, type K8sBaseOptions, resolveSettings } from "./Config.ts"
 import { discover } from "./Discovery.ts"
-import { getJson, getText, watchLines } from "./Http.ts"
+import { getJson, getText, watchLines } from "./RawRequests.ts"
 import * as Leases from "./Leases.ts"
 import { makeLeaseStore } from "./LiveLeases.ts"
 import { redactItems, redactSecret } from "./Redact.ts"

@@ -4,7 +4,7 @@
 import type { Effect, Stream } from "effect"
 import type { Credentials } from "./Auth.ts"
 import type { LlmError } from "./Errors.ts"
-import type { Transport } from "./Http.ts"
+import type { Transport } from "./Transport.ts"
 import type { Target } from "./Target.ts"
 import type { ChatDelta, ChatRequest, ChatResponse } from "./Types.ts"
 

@@ -6,7 +6,7 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Clock, Duration, Effect, Option, Redacted, Schema, SynchronizedRef } from "effect"
 import type { LlmSettings, Oauth2Settings } from "./Config.ts"
 import { LlmBadRequest, type LlmError, LlmUnavailable } from "./Errors.ts"
-import type { Auth } from "./Http.ts"
+import type { Auth } from "./Transport.ts"
 import type { Target } from "./Target.ts"
 
 /** Refresh this long before the token's stated expiry so an in-flight call never carries a stale token. */

@@ -11,16 +11,16 @@ import { bounded, type Shutdown } from "@kubemend/core/Drain"
 import { LlmCapacityExhausted } from "@kubemend/core/Errors"
 import { Llm } from "@kubemend/core/Llm"
 import { K8s } from "@kubemend/core/K8s"
-import { AgentClient } from "../AgentClient.ts"
-import type { Caller } from "../Edge/Chain.ts"
+import { AgentSessionsClient } from "../AgentSessionsClient.ts"
+import type { Caller } from "../Caller.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
-import { redactMessage } from "../Mcp/Output.ts"
+import { redactMessage } from "../Redact.ts"
 import { AgentTools } from "./AgentTools.ts"
 import { A2aConfig } from "./Config.ts"
 import { Contexts } from "./Contexts.ts"
 import { runLoop, TurnLimitReached } from "./Loop.ts"
-import type { IncomingMessage } from "./Model.ts"
-import { type Task, Tasks } from "./Tasks.ts"
+import type { IncomingMessage, Task } from "./Model.ts"
+import { Tasks } from "./Tasks.ts"
 
 /** The persona the caller's groups map to (reference facts §7); `sre` when none does. */
 export const personaOf = (groups: ReadonlyArray<string>): string => {
@@ -54,7 +54,7 @@ export class A2aAgent extends Effect.Service<A2aAgent>()("@kubemend/gateway/A2aA
     const tasks = yield* Tasks
     const contexts = yield* Contexts
     const tools = yield* AgentTools
-    const agentClient = yield* AgentClient
+    const agentClient = yield* AgentSessionsClient
     const audit = yield* GatewayAudit
     const llm = yield* Llm
     const k8s = yield* K8s

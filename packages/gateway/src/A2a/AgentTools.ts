@@ -8,9 +8,9 @@
 import { Effect } from "effect"
 import type { ToolDefinition } from "@kubemend/core/Llm"
 import { GatewayConfig, prefixed } from "../GatewayConfig.ts"
-import { ToolCalls } from "../Mcp/Call.ts"
+import { type CallContext, ToolCalls } from "../Mcp/Call.ts"
 import { inputSchemaOf, ToolRegistry } from "../Mcp/Registry.ts"
-import type { ToolContext, ToolDef } from "../Mcp/Tool.ts"
+import type { ToolDef } from "../Mcp/Tool.ts"
 import { alertAgentTools } from "./AlertTools.ts"
 import { agentToolName, internalTools } from "./InternalTools.ts"
 import { blockingInvestigate } from "./Investigate.ts"
@@ -47,7 +47,7 @@ export class AgentTools extends Effect.Service<AgentTools>()("@kubemend/gateway/
     }))
 
     /** The tools as the loop calls them, for one task's context (caller, session, agent link, notifications). */
-    const forTask = (ctx: Omit<ToolContext, "tool">): ReadonlyArray<LoopTool> =>
+    const forTask = (ctx: Omit<CallContext, "tool">): ReadonlyArray<LoopTool> =>
       tools.map((t) => ({
         definition: t.definition,
         call: (args) =>

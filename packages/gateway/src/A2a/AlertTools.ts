@@ -3,12 +3,13 @@
  * has `svc_list_alerts`, whose fetching, filtering and redaction they reuse): `list_alerts` (redacted summaries),
  * `get_alert_details` (the matching alerts' labels and annotations) and `svc_investigate_alert` (checks the alert
  * exists and its namespace/cluster scope before creating the RemediationRequest). Severities are the bridge's,
- * which classifies those outside the four levels through severity triage (Triage.ts).
+ * which classifies those outside the four levels through severity triage (SeverityTriage.ts).
  */
 import { Effect, Schema } from "effect"
+import { ToolError } from "@kubemend/core/ToolError"
 import type { ListedAlert } from "../Tools/Alerts.ts"
 import { ToolRegistry } from "../Mcp/Registry.ts"
-import { defineTool, type ToolContext, type ToolDef, ToolError } from "../Mcp/Tool.ts"
+import { defineTool, type ToolContext, type ToolDef } from "../Mcp/Tool.ts"
 import { ApiVersion, KindName, NamespaceName, optional, record, ResourceName, Text } from "../Tools/Common.ts"
 import { createRemediation } from "./InternalTools.ts"
 

@@ -10,11 +10,11 @@ import { Clock, Duration, Effect, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { InvalidParams } from "@kubemend/core/Errors"
 import { type Message, message } from "@kubemend/core/Llm"
-import { SessionSlots } from "../Edge/SessionSlots.ts"
+import { SessionSlots } from "../Limits/SessionSlots.ts"
 import { SharedState } from "../SharedState.ts"
 import { A2aConfig } from "./Config.ts"
 
-export { SessionSlots } from "../Edge/SessionSlots.ts"
+export { SessionSlots } from "../Limits/SessionSlots.ts"
 
 interface Conversation {
   readonly owner: string

@@ -9,8 +9,9 @@
  */
 import { Clock, Duration, Effect, Schedule } from "effect"
 import { K8s } from "@kubemend/core/K8s"
+import { ToolError } from "@kubemend/core/ToolError"
 import { GatewayAudit } from "../GatewayAudit.ts"
-import { type ToolContext, type ToolDef, ToolError } from "../Mcp/Tool.ts"
+import type { ToolContext, ToolDef } from "../Mcp/Tool.ts"
 import { record, specOf, statusOf, str } from "../Tools/Common.ts"
 import { A2aConfig } from "./Config.ts"
 

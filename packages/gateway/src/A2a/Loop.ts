@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { type LlmError, type LlmService, type Message, message, type ToolDefinition } from "@kubemend/core/Llm"
 import type { A2aSettings } from "./Config.ts"
-import type { Task } from "./Tasks.ts"
+import type { Task } from "./Model.ts"
 
 /** One tool the loop may call; `call` runs the full SAR, rate-limit, timeout and audit pipeline. */
 export interface LoopTool {

@@ -3,6 +3,7 @@
  * `kind` discriminators and lower-case states, or A2A 1.0 protobuf-JSON with `TASK_STATE_*`); Protocol.ts renders
  * it for each.
  */
+import type { Effect, Fiber, Scope, Stream } from "effect"
 
 export type TaskState = "submitted" | "working" | "completed" | "failed" | "canceled" | "input-required" | "rejected"
 
@@ -68,4 +69,22 @@ export interface SendOptions {
   readonly returnImmediately: boolean
   /** Keep at most this many history messages in the answer. */
   readonly historyLength?: number
+}
+
+/** A task as the agent loop drives it: one running on this replica, or a read-only view of one on another (SharedTasks.ts). */
+export interface Task {
+  readonly id: string
+  readonly contextId: string
+  readonly owner: string
+  readonly view: Effect.Effect<TaskView>
+  readonly isTerminal: Effect.Effect<boolean>
+  /** A progress event while working; `text` becomes the status message (unset for keepalives). */
+  readonly progress: (type: EventType, text?: string, metadata?: Record<string, unknown>) => Effect.Effect<void>
+  /** Moves to a terminal state with the agent's last message; later calls are ignored. */
+  readonly finish: (state: TaskState, text: string, type: EventType, metadata?: Record<string, unknown>) => Effect.Effect<void>
+  readonly addArtifact: (name: string, text: string) => Effect.Effect<void>
+  /** Events from now on, ending after the final one; the current snapshot comes first. */
+  readonly subscribe: Effect.Effect<{ readonly snapshot: TaskView; readonly events: Stream.Stream<TaskEvent> }, never, Scope.Scope>
+  readonly done: Effect.Effect<void>
+  readonly attach: (fiber: Fiber.RuntimeFiber<unknown, unknown>) => Effect.Effect<void>
 }

@@ -7,10 +7,9 @@
  */
 import { Duration, Effect, Option, Schedule, Stream } from "effect"
 import { TaskNotCancelable } from "@kubemend/core/Errors"
-import type { SharedStateService } from "../SharedState.ts"
-import type { TaskEvent, TaskView } from "./Model.ts"
+import type { SharedStateService } from "../Shared/Store.ts"
+import type { Task, TaskEvent, TaskView } from "./Model.ts"
 import { terminalStates } from "./Model.ts"
-import type { Task } from "./Tasks.ts"
 
 const remotePollInterval = Duration.seconds(1)
 

@@ -6,31 +6,14 @@
  * visible only to the user who started it: anyone else gets "task not found". Every change is also saved in the
  * shared state (SharedTasks.ts), so with Valkey any gateway replica answers `tasks/get` for it.
  */
-import { Clock, Deferred, Duration, Effect, Fiber, FiberMap, Option, PubSub, type Scope, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, Fiber, FiberMap, Option, PubSub, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { TaskNotCancelable, TaskNotFound } from "@kubemend/core/Errors"
 import { SharedState } from "../SharedState.ts"
 import { A2aConfig } from "./Config.ts"
-import type { Artifact, EventType, TaskEvent, TaskState, TaskStatus, TaskView, TextMessage } from "./Model.ts"
+import type { Artifact, EventType, Task, TaskEvent, TaskState, TaskStatus, TaskView, TextMessage } from "./Model.ts"
 import { terminalStates } from "./Model.ts"
 import { taskRecords } from "./SharedTasks.ts"
-
-export interface Task {
-  readonly id: string
-  readonly contextId: string
-  readonly owner: string
-  readonly view: Effect.Effect<TaskView>
-  readonly isTerminal: Effect.Effect<boolean>
-  /** A progress event while working; `text` becomes the status message (unset for keepalives). */
-  readonly progress: (type: EventType, text?: string, metadata?: Record<string, unknown>) => Effect.Effect<void>
-  /** Moves to a terminal state with the agent's last message; later calls are ignored. */
-  readonly finish: (state: TaskState, text: string, type: EventType, metadata?: Record<string, unknown>) => Effect.Effect<void>
-  readonly addArtifact: (name: string, text: string) => Effect.Effect<void>
-  /** Events from now on, ending after the final one; the current snapshot comes first. */
-  readonly subscribe: Effect.Effect<{ readonly snapshot: TaskView; readonly events: Stream.Stream<TaskEvent> }, never, Scope.Scope>
-  readonly done: Effect.Effect<void>
-  readonly attach: (fiber: Fiber.RuntimeFiber<unknown, unknown>) => Effect.Effect<void>
-}
 
 /** What the table knows about a task besides the task itself. */
 interface Running {

@@ -1,6 +1,6 @@
 /**
  * The A2A surface as the gateway app mounts it: `a2aRouter` (`POST /a2a/invoke` and its alias `POST /`) and the
- * layers behind it. `a2aServices` needs the gateway services (GatewayConfig, ToolRegistry, ToolCalls, AgentClient,
+ * layers behind it. `a2aServices` needs the gateway services (GatewayConfig, ToolRegistry, ToolCalls, AgentSessionsClient,
  * Edge, GatewayAudit, K8s, McpSessions) plus `a2aConfigLive` (or A2aConfig + Llm layers in tests).
  */
 import { HttpRouter } from "@effect/platform"
@@ -11,19 +11,19 @@ import { A2aAgent } from "./Agent.ts"
 import { AgentTools } from "./AgentTools.ts"
 import { A2aConfig } from "./Config.ts"
 import { Contexts, SessionSlots } from "./Contexts.ts"
-import { a2aHandler } from "./Http.ts"
+import { a2aHandler } from "./InvokeEndpoint.ts"
 import { Tasks } from "./Tasks.ts"
-import { TriageConfig, triageModelLive } from "./Triage.ts"
+import { TriageConfig, triageModelLive } from "../SeverityTriage.ts"
 import { cardRouter } from "../Card/index.ts"
 import { statusRouter } from "../Status/index.ts"
 
+export { makeSeverityTriage, type SeverityTriage, TriageConfig, TriageModel, triageModelLive } from "../SeverityTriage.ts"
 export { A2aAgent } from "./Agent.ts"
 export { AgentTools, bridgeOnly } from "./AgentTools.ts"
 export { A2aConfig, type A2aSettings } from "./Config.ts"
 export { Contexts, SessionSlots } from "./Contexts.ts"
-export { a2aHandler } from "./Http.ts"
+export { a2aHandler } from "./InvokeEndpoint.ts"
 export { Tasks } from "./Tasks.ts"
-export { makeSeverityTriage, type SeverityTriage, TriageConfig, TriageModel, triageModelLive } from "./Triage.ts"
 
 export const a2aRouter = Effect.succeed(
   HttpRouter.empty.pipe(

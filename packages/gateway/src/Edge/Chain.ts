@@ -18,26 +18,12 @@ import { type DomainError, Forbidden } from "@kubemend/core/Errors"
 import { Sar } from "@kubemend/core/Sar"
 import { makeTrustedProxies } from "@kubemend/core/TrustedProxies"
 import { problemResponse } from "@kubemend/core/Wire"
+import type { Caller } from "../Caller.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
+import { RateLimits } from "../Limits/RateLimits.ts"
 import { bearer, clientIpOf, identityHeaders } from "./Headers.ts"
 import { checkOrigin } from "./Origin.ts"
-import { type PrepaidToolCall, RateLimits } from "./RateLimit.ts"
-
-/** An authenticated, console-admitted caller of one request. */
-export interface Caller {
-  readonly principal: Principal
-  readonly clientIp: string
-  /**
-   * The route the request came in on (`/mcp`, `/a2a/invoke`, `/`, …), for audit events. Always set by the chain;
-   * absent only for callers made up outside it (benchmarks, unit tests).
-   */
-  readonly endpoint?: string
-  /** The bearer token as received: delegated to the agent, never logged. */
-  readonly token: Redacted.Redacted<string>
-  /** The tool-call token taken with this request's limits, when it is a single `tools/call` (`Edge.serveRead`). */
-  readonly prepaidToolCall?: PrepaidToolCall
-}
 
 /** What a route reads of a request before its limits are taken (`Edge.serveRead`). */
 export interface Read<I> {

@@ -4,17 +4,21 @@
  * request's own limits, when the edge took one: `RateLimits.withToolCall`) -> argument decoding -> the tool under its
  * deadline (and, on a draining gateway, its grace) -> the `tool.executed` audit event and metrics. Every outcome
  * is a tool result, never a JSON-RPC error: failures are `isError: true` with a redacted message, successes JSON
- * text within the output cap.
+ * text within the output cap. The agent client's failures (`AgentCallFailed`) become tool errors here, at the MCP
+ * boundary, so the client knows nothing of tools.
  */
 import { Cause, Clock, Duration, Effect, Either, Exit, ParseResult, Schema } from "effect"
 import { bounded } from "@kubemend/core/Drain"
 import { Sar } from "@kubemend/core/Sar"
-import { RateLimits } from "../Edge/RateLimit.ts"
+import { ToolError } from "@kubemend/core/ToolError"
+import type { AgentCallFailed, AgentLink } from "../AgentSessionsClient.ts"
+import { RateLimits } from "../Limits/RateLimits.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { GatewayConfig, toolDeadline } from "../GatewayConfig.ts"
 import { GatewayMetrics, type ToolOutcome } from "../GatewayMetrics.ts"
-import { redactMessage, renderResult } from "./Output.ts"
-import { type ToolContext, type ToolDef, ToolError } from "./Tool.ts"
+import { redactMessage } from "../Redact.ts"
+import { renderResult } from "./Output.ts"
+import type { ToolContext, ToolDef } from "./Tool.ts"
 
 export interface ToolResult {
   readonly content: ReadonlyArray<{ readonly type: "text"; readonly text: string }>
@@ -28,6 +32,21 @@ const text = (t: string, isError: boolean): ToolResult =>
 export const deniedMessage = (tool: string) => `permission denied: role lacks access to ${tool}`
 export const rateLimitedMessage = "rate limit exceeded — too many tool calls per minute, please retry later"
 export const shutdownMessage = "the gateway is shutting down and stopped this call before it finished; call it again"
+
+/** A call as the pipeline gets it: the agent as its client links it, before its failures are told as tool errors. */
+export interface CallContext extends Omit<ToolContext, "agent"> {
+  readonly agent: AgentLink
+}
+
+/** How a failed call to the agent reads as the tool's failure: the client's message, an audit code per reason. */
+const agentFailure = {
+  unavailable: { code: "agent_unavailable" },
+  refused: { code: "permission_denied" },
+  timeout: { kind: "timeout", code: "timeout" },
+  rejected: { code: "agent_error" }
+} as const satisfies Record<AgentCallFailed["reason"], { readonly kind?: "timeout"; readonly code: string }>
+
+const toolErrorOf = (e: AgentCallFailed) => new ToolError({ message: e.message, ...agentFailure[e.reason] })
 
 const argumentsOf = (args: unknown) => (args === undefined || args === null ? {} : args)
 
@@ -46,7 +65,7 @@ export class ToolCalls extends Effect.Service<ToolCalls>()("@kubemend/gateway/To
     const audit = yield* GatewayAudit
     const metrics = yield* GatewayMetrics
 
-    const call = Effect.fn("ToolCalls.call")(function* (def: ToolDef, rawArgs: unknown, ctx: ToolContext) {
+    const call = Effect.fn("ToolCalls.call")(function* (def: ToolDef, rawArgs: unknown, ctx: CallContext) {
       const start = yield* Clock.currentTimeMillis
       const args = argumentsOf(rawArgs)
       const user = ctx.caller.principal.user
@@ -104,7 +123,10 @@ export class ToolCalls extends Effect.Service<ToolCalls>()("@kubemend/gateway/To
       }
       const deadline = toolDeadline(config, def.name, def.timeout)
       // The tool's deadline reaches the agent client, so a per-tool timeout is not cut at the global one.
-      const agent = { ...ctx.agent, call: (t, a, u, timeout = deadline) => ctx.agent.call(t, a, u, timeout) } satisfies ToolContext["agent"]
+      const agent = {
+        follow: ctx.agent.follow,
+        call: (t, a, u, timeout = deadline) => Effect.mapError(ctx.agent.call(t, a, u, timeout), toolErrorOf)
+      } satisfies ToolContext["agent"]
       const exit = yield* def.run(decoded.right, { ...ctx, agent }).pipe(
         // A draining gateway gives the call its grace, then stops it and answers for it, so the answer still goes
         // out in time.

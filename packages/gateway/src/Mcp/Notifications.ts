@@ -19,7 +19,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { Effect, Stream } from "effect"
 import { randomUUID } from "node:crypto"
-import type { SharedStateService } from "../SharedState.ts"
+import type { SharedStateService } from "../Shared/Store.ts"
 
 /** A session copy as notifications reach it. */
 export interface Holder {

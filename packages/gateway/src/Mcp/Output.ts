@@ -1,7 +1,7 @@
 /**
  * Tool results as the caller sees them: JSON text capped at the maximum tool output size (16,384 bytes by default).
  * A list result drops elements from the tail of its list until it fits and says `truncated: true`; any other
- * oversized result is replaced by a short summary. Error messages are redacted of URLs, addresses and tokens.
+ * oversized result is replaced by a short summary (error messages are redacted by Redact.ts).
  */
 
 const bytes = (s: string) => Buffer.byteLength(s, "utf8")
@@ -51,20 +51,3 @@ export const renderResult = (value: unknown, maxBytes: number, listField?: strin
     ...ids
   })
 }
-
-const patterns: ReadonlyArray<readonly [RegExp, string]> = [
-  [/\bbearer\s+[A-Za-z0-9._~+/=-]+/gi, "Bearer [REDACTED]"],
-  [/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, "[REDACTED_TOKEN]"],
-  [/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, "[REDACTED_URL]"],
-  [/\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b/g, "[REDACTED_IP]"],
-  // Full IPv6, or compressed (`::`); plain `12:30:45` times are left alone.
-  [/\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b|(?:\b[0-9a-f]{1,4})?(?::[0-9a-f]{1,4})*::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)?/gi, "[REDACTED_IP]"],
-  [/((?:password|passwd|secret|token|api[_-]?key|credential)s?\s*[=:]\s*)\S+/gi, "$1[REDACTED]"]
-]
-
-/** An error message safe to show: no URLs, IP addresses, bearer tokens or `secret=…` values. */
-export const redactMessage = (message: string): string => patterns.reduce((m, [re, by]) => m.replace(re, by), message).slice(0, 2048)
-
-/** Values inside alert labels and annotations: URLs and IP addresses only. */
-export const redactValue = (value: string): string =>
-  value.replace(patterns[2]![0], "[REDACTED_URL]").replace(patterns[3]![0], "[REDACTED_IP]").replace(patterns[4]![0], "[REDACTED_IP]")

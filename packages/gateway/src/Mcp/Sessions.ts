@@ -22,9 +22,9 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { Clock, Deferred, Duration, Effect, ExecutionStrategy, Exit, Option, Queue, Runtime, Schedule, Scope, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { SessionNotFound } from "@kubemend/core/Errors"
-import { AgentClient, type AgentLink } from "../AgentClient.ts"
-import type { Caller } from "../Edge/Chain.ts"
-import { SessionSlots } from "../Edge/SessionSlots.ts"
+import { AgentSessionsClient, type AgentLink } from "../AgentSessionsClient.ts"
+import type { Caller } from "../Caller.ts"
+import { SessionSlots } from "../Limits/SessionSlots.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
 import { GatewayMetrics } from "../GatewayMetrics.ts"
@@ -63,7 +63,7 @@ export class McpSessions extends Effect.Service<McpSessions>()("@kubemend/gatewa
     const config = yield* GatewayConfig
     const audit = yield* GatewayAudit
     const metrics = yield* GatewayMetrics
-    const agents = yield* AgentClient
+    const agents = yield* AgentSessionsClient
     const slots = yield* SessionSlots
     const shared = yield* SharedState
     const makeServer = yield* makeServerFactory

@@ -1,22 +1,22 @@
 /**
  * What a tool is: a name (without the prefix), a description, a flat input Schema (its JSON Schema is what
- * `tools/list` shows), and a handler that answers a JSON value or a `ToolError` whose message the caller may read.
+ * `tools/list` shows), and a handler that answers a JSON value or a `ToolError` (core) whose message the caller may read.
  * Handlers never see unauthenticated or unauthorized calls: the call pipeline (Call.ts) runs first.
  */
-import { Data, type Duration, type Effect, type Schema } from "effect"
+import type { Duration, Effect, Schema } from "effect"
 import type { Shutdown } from "@kubemend/core/Drain"
-import type { AgentLink } from "../AgentClient.ts"
-import type { Caller } from "../Edge/Chain.ts"
+import type { ToolError } from "@kubemend/core/ToolError"
+import type { AgentLink } from "../AgentSessionsClient.ts"
+import type { Caller } from "../Caller.ts"
 
-/** A failure the caller is told about (already redacted); `timeout` counts as outcome timeout. */
-export class ToolError extends Data.TaggedError("ToolError")<{
-  readonly message: string
-  readonly kind?: "failure" | "timeout"
-  /** Short machine code for audit (`not_found`, `invalid_arguments`, `agent_unavailable` …). */
-  readonly code?: string
-}> {}
-
-export const toolError = (message: string, code?: string) => new ToolError({ message, ...(code === undefined ? {} : { code }) })
+/**
+ * The investigation agent as a tool sees it: the agent client's link (AgentSessionsClient.ts) with its failures already told
+ * as tool errors (the call pipeline translates them, Call.ts).
+ */
+export interface ToolAgent {
+  readonly call: (...args: Parameters<AgentLink["call"]>) => Effect.Effect<unknown, ToolError>
+  readonly follow: AgentLink["follow"]
+}
 
 export interface ToolContext {
   readonly caller: Caller
@@ -32,7 +32,7 @@ export interface ToolContext {
    */
   readonly progress?: (message: string) => Effect.Effect<void>
   /** This session's link to the investigation agent (connected on first use, as the caller). */
-  readonly agent: AgentLink
+  readonly agent: ToolAgent
   /**
    * The gateway's drain, for calls that came over HTTP: once its grace is over the call ends with a tool error. Tools
    * that could wait longer than any grace (`svc_watch`) end themselves when draining starts, with what they have.

@@ -3,8 +3,8 @@
  * unreachable. Bounded: expired records are dropped when the table grows, then the oldest ones.
  */
 import { Clock, Duration, Effect, Option, PubSub, Stream } from "effect"
-import { type BucketSpec, Buckets } from "../Edge/Buckets.ts"
-import type { Admission, Notice, SlotLimits, Store, Takes } from "../SharedState.ts"
+import { type BucketSpec, Buckets } from "../Limits/Buckets.ts"
+import type { Admission, Notice, SlotLimits, Store, Takes } from "./Store.ts"
 
 const maxRecords = 100_000
 /** Announcements not yet taken by the slowest watcher; past it `announce` waits for them. */

@@ -5,7 +5,7 @@
  * again. Transitions are logged once each, not per call.
  */
 import { type Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
-import type { SharedStateService, Store } from "../SharedState.ts"
+import type { SharedStateService, Store } from "./Store.ts"
 
 export interface ResilientOptions {
   readonly recoveryInterval: Duration.Duration

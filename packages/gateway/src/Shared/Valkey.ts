@@ -8,8 +8,8 @@
 import { Duration, Effect, Option, PubSub, Runtime, Stream } from "effect"
 import { acquireClient, ValkeyUnavailable } from "@kubemend/core/Valkey"
 import { Redis } from "ioredis"
-import type { BucketSpec } from "../Edge/Buckets.ts"
-import type { Admission, Notice, Store, Takes } from "../SharedState.ts"
+import type { BucketSpec } from "../Limits/Buckets.ts"
+import type { Admission, Notice, Store, Takes } from "./Store.ts"
 import { giveBackScript, slotScripts, takeScript } from "./Scripts.ts"
 import type { ValkeySettings } from "./ValkeySettings.ts"
 

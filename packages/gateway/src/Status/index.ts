@@ -6,12 +6,12 @@
 import { HttpRouter } from "@effect/platform"
 import { Effect } from "effect"
 import { StatusConfig } from "./Config.ts"
-import { statusEndpoint, statusHandler } from "./Http.ts"
+import { statusEndpoint, statusHandler } from "./StatusEndpoint.ts"
 import { StatusHub } from "./Hub.ts"
 
 export { StatusConfig, type StatusSettings } from "./Config.ts"
-export { statusEndpoint, statusHandler } from "./Http.ts"
 export { StatusHub } from "./Hub.ts"
+export { statusEndpoint, statusHandler } from "./StatusEndpoint.ts"
 
 export const statusRouter = Effect.succeed(HttpRouter.empty.pipe(HttpRouter.post(statusEndpoint, statusHandler)))
 

@@ -2,7 +2,7 @@
  * `svc_list_alerts`: the firing and pending alerts of a Prometheus-compatible backend (`GET /api/v1/alerts`),
  * filtered by namespace, severity (aliases medium -> warning, low -> info) and state, sorted by severity then
  * `active_at`, with a `prioritized` pointer to the most severe, longest-firing alert. Each alert's severity is the
- * severity triage's (A2a/Triage.ts): its label when it is one of the four levels, else the rule tier or the triage
+ * severity triage's (SeverityTriage.ts): its label when it is one of the four levels, else the rule tier or the triage
  * model; it is returned as `severity` (with `severity_source` when not from the label) and drives the filter, the
  * order and `prioritized`. Label keys that look like credentials are dropped and URLs/IP addresses in values
  * redacted (before anything reaches the triage model); past the output cap the tail is trimmed.
@@ -16,18 +16,13 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Option, Schema } from "effect"
 import { readFile } from "node:fs/promises"
 import { classifySeverity, type Severity, severityRank } from "@kubemend/core/domain/Severity"
-import { makeSeverityTriage, type Triaged } from "../A2a/Triage.ts"
+import { ToolError } from "@kubemend/core/ToolError"
+import { type AlertView, makeSeverityTriage, type Triaged } from "../SeverityTriage.ts"
 import { GatewayConfig } from "../GatewayConfig.ts"
-import { fitCount, redactValue } from "../Mcp/Output.ts"
-import { defineTool, ToolError } from "../Mcp/Tool.ts"
+import { fitCount } from "../Mcp/Output.ts"
+import { redactValue } from "../Redact.ts"
+import { defineTool } from "../Mcp/Tool.ts"
 import { NamespaceName, optional, record, str, Text } from "./Common.ts"
-
-export interface AlertView {
-  readonly labels: Readonly<Record<string, string>>
-  readonly annotations: Readonly<Record<string, string>>
-  readonly state: string
-  readonly active_at: string
-}
 
 /** An alert as `svc_list_alerts` answers it. */
 export interface ListedAlert extends AlertView {

@@ -11,10 +11,11 @@ import type { DependencyUnavailable } from "@kubemend/core/Errors"
 import { rarDecision } from "@kubemend/core/domain/ApprovalRequest"
 import { K8s, type KubeObject } from "@kubemend/core/K8s"
 import { resolveWorkflowOverride, type WorkflowCatalog } from "@kubemend/core/WorkflowOverride"
-import { Breakers } from "../Breaker.ts"
+import { ToolError } from "@kubemend/core/ToolError"
+import { Breakers } from "../Breakers.ts"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import { GatewayStorage, type StorageFailure } from "../GatewayStorage.ts"
-import { defineTool, ToolError } from "../Mcp/Tool.ts"
+import { defineTool } from "../Mcp/Tool.ts"
 import {
   compact,
   idOrName,

@@ -4,7 +4,7 @@
  */
 import { Effect, Schema } from "effect"
 import type { K8sNotFound, K8sUnavailable, KubeObject } from "@kubemend/core/K8s"
-import { ToolError } from "../Mcp/Tool.ts"
+import { ToolError } from "@kubemend/core/ToolError"
 
 /** A Kubernetes object name (DNS subdomain), never `..`. */
 export const ResourceName = Schema.String.pipe(

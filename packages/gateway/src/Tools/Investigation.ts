@@ -1,6 +1,6 @@
 /**
  * Agent-backed tools: interactive investigations forwarded to the agent's MCP server as the acting user
- * (AgentClient.ts). `svc_investigate` on a target first creates the RemediationRequest through the K8s layer
+ * (AgentSessionsClient.ts). `svc_investigate` on a target first creates the RemediationRequest through the K8s layer
  * (ServiceAccounts may not), and answers a structured `session_active` result when another user drives the RR's
  * investigation (the agent's lease says so; `join_mode: "takeover"` takes it over). It returns once the agent
  * accepted the start; the agent's live events reach the caller's MCP session as `notifications/message` over SSE,
@@ -10,7 +10,8 @@
 import { Effect, Schema } from "effect"
 import { isTerminalPhase } from "@kubemend/core/domain/Phases"
 import { K8s } from "@kubemend/core/K8s"
-import { defineTool, type ToolContext, ToolError } from "../Mcp/Tool.ts"
+import { ToolError } from "@kubemend/core/ToolError"
+import { defineTool, type ToolContext } from "../Mcp/Tool.ts"
 import { ApiVersion, k8sFailure, KindName, NamespaceName, optional, record, ResourceName, specOf, statusOf, str, Text } from "./Common.ts"
 import { sessionRecords } from "./SessionRecords.ts"
 import { requestOnTarget } from "./Target.ts"

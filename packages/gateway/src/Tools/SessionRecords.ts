@@ -14,8 +14,9 @@ import { Clock, Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { K8s, type KubeObject } from "@kubemend/core/K8s"
 import type { InvestigationSessionPhase } from "@kubemend/core/domain/InvestigationSession"
+import { ToolError } from "@kubemend/core/ToolError"
 import { GatewayAudit } from "../GatewayAudit.ts"
-import { ToolError, type ToolContext } from "../Mcp/Tool.ts"
+import type { ToolContext } from "../Mcp/Tool.ts"
 import { k8sFailure, record, specOf, statusOf, str } from "./Common.ts"
 
 /** The resource phase an agent answer stands for; undefined when it says nothing about the caller's session. */

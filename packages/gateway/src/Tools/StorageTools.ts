@@ -5,9 +5,10 @@
  */
 import { Effect, Option, Schema } from "effect"
 import { parseGoDuration } from "@kubemend/core/Config"
-import { Breakers } from "../Breaker.ts"
+import { ToolError } from "@kubemend/core/ToolError"
+import { Breakers } from "../Breakers.ts"
 import { GatewayStorage, type StorageFailure } from "../GatewayStorage.ts"
-import { defineTool, ToolError } from "../Mcp/Tool.ts"
+import { defineTool } from "../Mcp/Tool.ts"
 import { compact, KindName, NamespaceName, optional, record, ResourceName, Text } from "./Common.ts"
 
 export const storageTools = Effect.gen(function* () {

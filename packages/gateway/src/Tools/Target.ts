@@ -9,9 +9,9 @@ import { randomBytes } from "node:crypto"
 import type { TargetResource } from "@kubemend/core/domain/Meta"
 import { inProgressOn, newRemediationRequest, type RequestDoor, signalFingerprint } from "@kubemend/core/domain/NewRemediationRequest"
 import { K8s, type KubeObject } from "@kubemend/core/K8s"
+import { ToolError } from "@kubemend/core/ToolError"
 import { GatewayAudit } from "../GatewayAudit.ts"
 import type { ToolContext } from "../Mcp/Tool.ts"
-import { ToolError } from "../Mcp/Tool.ts"
 import { k8sFailure } from "./Common.ts"
 
 export interface RequestAsk {

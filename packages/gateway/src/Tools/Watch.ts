@@ -10,8 +10,9 @@ import { Chunk, Clock, Deferred, Duration, Effect, identity, Option, Schema, Str
 import type { Shutdown } from "@kubemend/core/Drain"
 import { isTerminalPhase } from "@kubemend/core/domain/Phases"
 import { K8s, type KubeObject, type WatchEvent } from "@kubemend/core/K8s"
+import { ToolError } from "@kubemend/core/ToolError"
 import { GatewayConfig } from "../GatewayConfig.ts"
-import { defineTool, ToolError } from "../Mcp/Tool.ts"
+import { defineTool } from "../Mcp/Tool.ts"
 import { idOrName, k8sFailure, record, ResourceName, specOf, statusOf, str } from "./Common.ts"
 import { RemediationRef } from "./Remediations.ts"
 

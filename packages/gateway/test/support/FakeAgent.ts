@@ -1,7 +1,7 @@
 /**
  * A stand-in for the investigation agent's interactive MCP server (`/api/v1/mcp`, tools `svc_investigate`,
  * `svc_select_workflow`, `svc_complete_no_action`) that passes the same contract suite as the real agent
- * (agent-contract.test.ts): one session per RR held by the user who started it (another user's start answers
+ * (AgentContract.test.ts): one session per RR held by the user who started it (another user's start answers
  * `session_active`, their other actions are refused until they take over), sessions that stay `active` after their
  * analysis answered until completed or cancelled, live events of a call sent before its answer, and each session's
  * event log on `GET /api/v1/incident/session/<id>/stream` (REST SSE, for `restToken` only; `interactive_state` when

@@ -12,7 +12,7 @@ import { type Script, ScriptedLlm, layerScripted } from "@kubemend/devkit/Script
 import * as K8sLive from "@kubemend/core/K8s/Live"
 import { ServerConfig } from "@kubemend/core/Servers"
 import { Storage } from "@kubemend/core/Storage"
-import { MetricsLive, ServerLive } from "@kubemend/agent/Agent"
+import { MetricsLive, ServerLive } from "@kubemend/agent/Service"
 import { AgentConfig } from "@kubemend/agent/AgentConfig"
 import { AlignmentLlm } from "@kubemend/agent/Investigation/Alignment"
 import { Infra } from "./Harness.ts"

@@ -1,7 +1,0 @@
-export * from "./Alertmanager.ts"
-export * from "./Http.ts"
-export * from "./Intake.ts"
-export * from "./KubeEvent.ts"
-export * from "./Service.ts"
-export * from "./Signal.ts"
-export * from "./SignalsConfig.ts"
