@@ -11,11 +11,12 @@
  */
 import { loadYaml } from "@kubernetes/client-node"
 import { NodeContext } from "@effect/platform-node"
-import { ConfigError, ConfigProvider, Context, Duration, Effect, Either, Equal, HashSet, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Equal, HashSet, Layer, Option, Redacted } from "effect"
 import * as PathPatch from "effect/ConfigProviderPathPatch"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import ts from "typescript"
+import { formatGoDuration } from "../packages/core/src/Config.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const out = "docs/configuration.md"
@@ -24,9 +25,13 @@ const crdFile = "deploy/crds/kubemend.io_kubemends.yaml"
 interface Source {
   readonly service: string // the config provider's name: env prefix `<SERVICE>_`
   readonly file: string
-  readonly tag: string // exported class with `layerConfig`
   readonly settings: string // interface declared in `file` whose fields carry the doc comments
-  readonly args?: ReadonlyArray<unknown> // when `layerConfig` is a function
+  readonly tag?: string // an exported class whose `layer` (default `layerConfig`) reads the settings
+  readonly layer?: string
+  readonly args?: ReadonlyArray<unknown> // when that layer is a function
+  readonly config?: string // or an exported `Config`, read under the block `nest`
+  readonly nest?: string
+  readonly seed?: Readonly<Record<string, string>> // values of required keys no candidate below satisfies
 }
 // Repoint here when a config module moves.
 const sources: ReadonlyArray<Source> = [
@@ -34,7 +39,18 @@ const sources: ReadonlyArray<Source> = [
   { service: "gateway", file: "packages/gateway/src/GatewayConfig.ts", tag: "GatewayConfig", settings: "GatewaySettings" },
   { service: "gateway", file: "packages/gateway/src/A2a/Config.ts", tag: "A2aConfig", settings: "A2aSettings" },
   { service: "gateway", file: "packages/gateway/src/Status/Config.ts", tag: "StatusConfig", settings: "StatusSettings" },
+  { service: "gateway", file: "packages/core/src/Auth/Config.ts", config: "authConfig", nest: "auth", settings: "AuthConfigShape" },
+  { service: "gateway", file: "packages/core/src/Sar.ts", tag: "SarConfig", layer: "layerRbac", settings: "SarConfigShape" },
   { service: "agent", file: "packages/agent/src/AgentConfig.ts", tag: "AgentConfig", settings: "AgentSettings" },
+  {
+    service: "agent",
+    file: "packages/core/src/Llm/Config.ts",
+    config: "settingsConfig",
+    nest: "llm",
+    settings: "LlmSettings",
+    seed: { "llm.provider": "openai" }
+  },
+  { service: "agent", file: "packages/core/src/Auth/Config.ts", config: "authConfig", nest: "interactive", settings: "AuthConfigShape" },
   { service: "storage", file: "packages/storage/src/StorageConfig.ts", tag: "StorageConfig", settings: "StorageSettings" },
   { service: "signals", file: "packages/signals/src/SignalsConfig.ts", tag: "SignalsConfig", settings: "SignalsSettings" },
   { service: "console", file: "packages/console/src/ConsoleConfig.ts", tag: "ConsoleConfig", settings: "ConsoleSettings" },
@@ -56,7 +72,8 @@ interface Key {
 }
 type Run = Either.Either<unknown, ConfigError.ConfigError>
 type ConfigLayer = Layer.Layer<unknown, ConfigError.ConfigError, NodeContext.NodeContext>
-type ConfigModule = Record<string, Context.Tag<unknown, unknown> & { readonly layerConfig: ConfigLayer | ((...args: ReadonlyArray<unknown>) => ConfigLayer) }>
+type ConfigTag = Context.Tag<unknown, unknown> & Record<string, ConfigLayer | ((...args: ReadonlyArray<unknown>) => ConfigLayer)>
+type ConfigModule = Record<string, ConfigTag | Config.Config<unknown>>
 interface JsonSchema {
   readonly type?: string
   readonly properties?: Record<string, JsonSchema>
@@ -106,9 +123,16 @@ const run = (src: Source, mod: ConfigModule, values: ReadonlyMap<string, string>
     ConfigProvider.constantCase,
     ConfigProvider.orElse(() => fileSide)
   )
-  const Tag = mod[src.tag]!
-  const layer = typeof Tag.layerConfig === "function" ? Tag.layerConfig(...(src.args ?? [])) : Tag.layerConfig
-  const program = Layer.build(layer).pipe(Effect.map((ctx) => Context.unsafeGet(ctx, Tag)), Effect.scoped)
+  const read = (): Effect.Effect<unknown, ConfigError.ConfigError, NodeContext.NodeContext> => {
+    if (src.config !== undefined) return Config.nested(mod[src.config] as Config.Config<unknown>, src.nest ?? "")
+    const Tag = mod[src.tag ?? ""] as ConfigTag
+    const layer = Tag[src.layer ?? "layerConfig"]!
+    return Layer.build(typeof layer === "function" ? layer(...(src.args ?? [])) : layer).pipe(
+      Effect.map((ctx) => Context.unsafeGet(ctx, Tag)),
+      Effect.scoped
+    )
+  }
+  const program = read()
   return Effect.runSync(program.pipe(Effect.withConfigProvider(provider), Effect.provide(NodeContext.layer), Effect.either))
 }
 
@@ -138,14 +162,15 @@ const same = (a: unknown, b: unknown): boolean =>
 
 const format = (v: unknown): string => {
   if (Option.isOption(v)) return Option.match(v, { onNone: () => "unset", onSome: format })
-  if (Duration.isDuration(v)) return formatGo(v)
+  if (Duration.isDuration(v)) return formatGoDuration(v)
   if (Redacted.isRedacted(v)) return "(secret)"
-  if (v instanceof Map) return JSON.stringify(Object.fromEntries(v), (_, x) => Duration.isDuration(x) ? formatGo(x) : x)
+  if (v instanceof Map) return JSON.stringify(Object.fromEntries(v), (_, x) => Duration.isDuration(x) ? formatGoDuration(x) : x)
   if (v === undefined) return "unset"
-  const s = typeof v === "string" ? v : JSON.stringify(v, (_, x) => Duration.isDuration(x) ? formatGo(x) : Option.isOption(x) ? Option.getOrUndefined(x) : x)
+  const s = typeof v === "string"
+    ? v
+    : JSON.stringify(v, (_, x) => Duration.isDuration(x) ? formatGoDuration(x) : Option.isOption(x) ? Option.getOrUndefined(x) : x)
   return s.split(root).join("<repo>")
 }
-const formatGo = (d: Duration.Duration) => Duration.toMillis(d) === 0 ? "0s" : Duration.format(d).replace(/ /g, "")
 
 // Doc comments and declared types of the settings interfaces.
 const program = ts.createProgram(sources.map((s) => Path.join(root, s.file)), {
@@ -182,19 +207,21 @@ const code = (s: string) => s === "" ? "" : "`" + s.replace(/`/g, "'") + "`"
 
 const sourceTable = async (src: Source): Promise<string> => {
   const mod = (await import(Path.join(root, src.file))) as ConfigModule
-  const required = new Map<string, string>()
+  const required = new Map<string, string>(Object.entries(src.seed ?? {}))
   let keys = new Map<string, Key>(), base: Run = Either.left(ConfigError.MissingData([], ""))
   for (let i = 0; i < 20; i++) {
     // give required keys a value the key accepts
     keys = new Map()
     base = run(src, mod, required, keys)
     if (Either.isRight(base)) break
-    for (const path of errorPaths(base.left)) {
+    for (const error of errorPaths(base.left)) {
+      // An error may name a path below the key that was read (`llm.provider.provider`).
+      const path = [...keys.keys()].filter((k) => error === k || error.startsWith(k + ".")).sort((a, b) => b.length - a.length)[0] ?? error
       required.set(path, requiredCandidates[(requiredCandidates.indexOf(required.get(path) ?? "") + 1) % requiredCandidates.length]!)
     }
   }
   if (Either.isLeft(base)) {
-    throw new Error(`${src.file}: ${src.tag}.layerConfig does not run with defaults: ${String(base.left)} ${JSON.stringify([...required])}`)
+    throw new Error(`${src.file}: ${src.tag ?? src.config} does not run with defaults: ${String(base.left)} ${JSON.stringify([...required])}`)
   }
   /** The settings fields `key` sets on top of `context`, and the run they are compared with. */
   const probe = (key: Key, context: ReadonlyMap<string, string>) => {
@@ -224,7 +251,9 @@ const sourceTable = async (src: Source): Promise<string> => {
       Option.isOption(v) ? Option.getOrUndefined(Option.map(v, (x) => child(x, k))) : (v as Record<string, unknown> | undefined)?.[k]
     const value = at.reduce(child, found?.before)
     const type = /Duration/.test(info.type) && key.type === "string" ? "duration" : key.type
-    const dflt = required.has(key.yaml) ? "required" : at.length === 0 ? "" : code(format(value))
+    // A scalar key whose field is a whole block or list (`auth.issuerURL` -> `providers`) has no default of its own.
+    const own = key.type.startsWith("list") || key.map || !(Array.isArray(value) || plain(value))
+    const dflt = required.has(key.yaml) ? "required" : at.length === 0 || !own ? "" : code(format(value))
     // A list of blocks (`receivers: [{ name, slack }]`) is enumerated at its path and read per leaf.
     const list = inList ? [...keys.values()].find((k) => k.map && key.yaml.startsWith(k.yaml + ".")) : undefined
     const name = list ? key.yaml.replace(list.yaml + ".", list.yaml + "[].") : key.yaml
@@ -234,7 +263,7 @@ const sourceTable = async (src: Source): Promise<string> => {
     } | ${(list ? "" : code(src.service === "<service>" ? key.env.replace(/^SERVICE_/, "<SERVICE>_") : key.env))} | ${shown} | ${dflt} | ${cell(info.doc)} |`
   })
   return [
-    `Declared in \`${src.file}\` (\`${src.settings}\`).`,
+    `Declared in \`${src.file}\` (\`${src.settings}\`${src.nest === undefined ? "" : `, under \`${src.nest}\``}).`,
     "",
     "| Key | Environment | Type | Default | Description |",
     "| --- | --- | --- | --- | --- |",
