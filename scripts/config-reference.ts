@@ -223,12 +223,18 @@ const sourceTable = async (src: Source): Promise<string> => {
   if (Either.isLeft(base)) {
     throw new Error(`${src.file}: ${src.tag ?? src.config} does not run with defaults: ${String(base.left)} ${JSON.stringify([...required])}`)
   }
+  const runs = new Map<string, Run>()
+  const cached = (values: ReadonlyMap<string, string>) => {
+    const id = JSON.stringify([...values].sort())
+    if (!runs.has(id)) runs.set(id, run(src, mod, values))
+    return runs.get(id)!
+  }
   /** The settings fields `key` sets on top of `context`, and the run they are compared with. */
   const probe = (key: Key, context: ReadonlyMap<string, string>) => {
-    const before = run(src, mod, new Map([...required, ...context]))
+    const before = cached(new Map([...required, ...context]))
     if (key.map || Either.isLeft(before)) return undefined
     for (const value of candidates) {
-      const r = run(src, mod, new Map([...required, ...context, [key.yaml, value]]))
+      const r = cached(new Map([...required, ...context, [key.yaml, value]]))
       const fields = Either.isRight(r) ? diff(before.right, r.right) : []
       if (fields.length > 0) return { fields, before: before.right, value }
     }
