@@ -11,7 +11,7 @@ import { hostname } from "node:os"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
 import { OperatorConfig } from "@kubemend/operator/OperatorConfig"
-import { inProcessControllers } from "./Leadership.ts"
+import { inProcessControllers } from "./InProcessControllers.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
 
 /** One controller process as `.local/stack.json` lists it. */

@@ -5,7 +5,7 @@
  * fingerprint, deduplication: the rotation's repeat answers 202).
  */
 import { Duration, Effect, Schedule } from "effect"
-import { rotation, signalAt, type SignalTemplate } from "@kubemend/operator/Lifecycle/Signals"
+import { rotation, signalAt, type SignalTemplate } from "@kubemend/operator/remediation/Signals"
 
 export interface GeneratorOptions {
   readonly signalsUrl: string

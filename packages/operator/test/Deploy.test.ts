@@ -9,7 +9,7 @@ import * as YAML from "yaml"
 import { crdFileName, crdYaml, renderCrds } from "../src/Crds.ts"
 import { OperatorConfig } from "../src/OperatorConfig.ts"
 import { apiGroup, namespace, platform, spec } from "./Harness.ts"
-import { serviceCommand } from "../src/Platform/ServiceCommand.ts"
+import { serviceCommand } from "../src/platform/ServiceCommand.ts"
 
 const deployDir = Path.resolve(import.meta.dirname, "../../../deploy")
 const crdDir = Path.join(deployDir, "crds")

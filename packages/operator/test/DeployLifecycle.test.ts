@@ -9,11 +9,11 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as YAML from "yaml"
-import { LeadershipLive } from "../src/Leadership.ts"
-import { LifecycleConfig, LifecycleOperatorLive, LifecycleRbac } from "../src/Lifecycle/index.ts"
+import { LeadershipLive } from "../src/runtime/Leadership.ts"
+import { LifecycleConfig, LifecycleOperatorLive, LifecycleRbac } from "../src/Controllers.ts"
 import { apiGroup, namespace } from "./Harness.ts"
-import { fakeAgentToken, startFakeAgent, workflowResult } from "./lifecycleAgent.ts"
-import { policyEngine, workload } from "./lifecycleHarness.ts"
+import { fakeAgentToken, startFakeAgent, workflowResult } from "./FakeAgent.ts"
+import { policyEngine, workload } from "./LifecycleHarness.ts"
 
 const deployDir = Path.resolve(import.meta.dirname, "../../../deploy")
 const crdDir = Path.join(deployDir, "crds")

@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { createPrivateKey } from "node:crypto"
 import * as YAML from "yaml"
-import { exportKeySecretName } from "../src/Platform/ExportKey.ts"
+import { exportKeySecretName } from "../src/platform/ExportKey.ts"
 import { namespace, world } from "./Harness.ts"
 
 describe("export signing key", () => {

@@ -6,9 +6,9 @@
 import { DevKube } from "@kubemend/devkit/kube/index"
 import type { KubeObject } from "@kubemend/core/K8s"
 import { Context, Effect, Layer, Logger, LogLevel } from "effect"
-import * as ClusterLive from "../src/Cluster/Live.ts"
+import * as ClusterLive from "../src/runtime/Cluster/Live.ts"
 import { OperatorConfig, type OperatorSettings } from "../src/OperatorConfig.ts"
-import { PlatformReconciler } from "../src/Platform/Reconcile.ts"
+import { PlatformReconciler } from "../src/platform/Reconcile.ts"
 
 export const apiGroup = "kubemend.io"
 export const namespace = "kubemend-system"

@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { DevKube } from "@kubemend/devkit/kube/index"
 import { Deferred, Duration, Effect, Layer, Logger, LogLevel, Queue, Schedule } from "effect"
 import { runInformer, specOrDeletionChanged } from "@kubemend/core/K8s/Informer"
-import { collectionSource } from "../src/Cluster.ts"
-import * as ClusterLive from "../src/Cluster/Live.ts"
-import { layerInProcess } from "../src/Operator.ts"
+import { collectionSource } from "../src/runtime/Cluster.ts"
+import * as ClusterLive from "../src/runtime/Cluster/Live.ts"
+import { layerInProcess } from "../src/Service.ts"
 import { apiGroup, namespace, platform, platformApiVersion, references, spec } from "./Harness.ts"
 
 /** Polls `check` until it holds (real time, bounded). */

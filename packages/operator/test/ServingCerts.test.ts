@@ -11,7 +11,7 @@ import { providerFor } from "@kubemend/core/Config"
 import { caFileConfig } from "@kubemend/core/ServerConfig"
 import { Duration, Effect, Option, TestClock } from "effect"
 import * as YAML from "yaml"
-import { caSecretName, caVolume, servingSecretName, serviceCaConfigMap } from "../src/Platform/ServingCerts.ts"
+import { caSecretName, caVolume, servingSecretName, serviceCaConfigMap } from "../src/platform/ServingCerts.ts"
 import { namespace, spec, world } from "./Harness.ts"
 
 const services = ["gateway", "agent", "storage", "signals"] as const
