@@ -7,7 +7,8 @@ import { defaultIdentity, LeaderElection } from "@kubemend/core/LeaderElection"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Storage } from "@kubemend/core/Storage"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
-import { LifecycleAudit, layerInProcess as lifecycleInProcess } from "@kubemend/operator/Controllers"
+import { layerInProcess as lifecycleInProcess } from "@kubemend/operator/Controllers"
+import { LifecycleAudit } from "@kubemend/operator/remediation/LifecycleAudit"
 import { layerInProcess } from "@kubemend/operator/Service"
 import { electionSettings, OperatorConfig } from "@kubemend/operator/OperatorConfig"
 import type { ControllerOptions } from "./Controllers.ts"
@@ -46,8 +47,6 @@ export const inProcessControllers = (o: ControllerOptions) =>
       notification: { receivers: [{ name: "local-inbox", channel: "webhook", url: o.inboxUrl }], defaultReceivers: ["local-inbox"] },
       storage: Storage.layer({ baseUrl: o.storageUrl, token }),
       execution: { workflowNamespace: o.workflowNamespace, pollInterval: Duration.seconds(2) },
-      // The demo's alerts go through the signal service, not straight into the cluster.
-      signals: { enabled: false },
       audit: LifecycleAudit.layerStorage({ baseUrl: o.storageUrl, token })
     })
     return { processes: Option.none(), servicesUp: Effect.asVoid(Layer.build(lifecycle).pipe(Effect.provide(election))) }

@@ -2,8 +2,7 @@
 import { runService } from "@kubemend/core/Main"
 import { Layer } from "effect"
 import { LeadershipLive } from "./runtime/Leadership.ts"
-import { LifecycleOperatorLive } from "./Controllers.ts"
 import { OperatorLive } from "./Service.ts"
 
-// Every controller in the process runs only while it holds the operator's lease.
-runService("operator", Layer.mergeAll(OperatorLive, LifecycleOperatorLive).pipe(Layer.provide(LeadershipLive)))
+// The manager runs every controller only while the process holds the operator's lease.
+runService("operator", OperatorLive.pipe(Layer.provide(LeadershipLive)))

@@ -19,7 +19,7 @@ import { CatalogControllerLive } from "../src/catalog/CatalogController.ts"
 import * as ClusterLive from "../src/runtime/Cluster/Live.ts"
 import { ControllerMetrics } from "../src/runtime/ControllerMetrics.ts"
 import { renderCrds } from "../src/Crds.ts"
-import { LifecycleConfig } from "../src/Controllers.ts"
+import { LifecycleConfig } from "../src/remediation/LifecycleConfig.ts"
 
 const apiGroup = "kubemend.io"
 const namespace = "kubemend-system"

@@ -10,7 +10,9 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as YAML from "yaml"
 import { LeadershipLive } from "../src/runtime/Leadership.ts"
-import { LifecycleConfig, LifecycleOperatorLive, LifecycleRbac } from "../src/Controllers.ts"
+import { LifecycleConfig } from "../src/remediation/LifecycleConfig.ts"
+import { LifecycleRbac } from "../src/remediation/Rbac.ts"
+import { LifecycleOperatorLive } from "../src/Service.ts"
 import { apiGroup, namespace } from "./Harness.ts"
 import { fakeAgentToken, startFakeAgent, workflowResult } from "./FakeAgent.ts"
 import { policyEngine, workload } from "./LifecycleHarness.ts"
@@ -93,7 +95,7 @@ describe("the lifecycle controllers' install (deploy/crds + deploy/operator)", (
       )
       expect(settings.agentUrl).toBe("https://kubemend-agent.kubemend-system.svc:8443")
       expect(settings.enabled).toBe(true)
-      expect(settings.signals.enabled).toBe(false)
+      expect(settings).not.toHaveProperty("signals")
       // The controller namespace is read by LifecycleOperatorLive; the run below shows it is used.
       expect(file.lifecycle.namespace).toBe(namespace)
     }))

@@ -3,7 +3,7 @@ import type { AuditEvent } from "@kubemend/core/domain/Audit"
 import { reconstruct } from "@kubemend/storage/Reconstruct"
 import { Duration, Effect, Either, Option, TestClock } from "effect"
 import { randomUUID } from "node:crypto"
-import { emitSignal } from "../src/remediation/Signals.ts"
+import { createSignalRr } from "./SignalRequests.ts"
 import { workflowResult } from "./FakeAgent.ts"
 import { apiGroup, harness, namespace, rr, sample, workload, workloads } from "./LifecycleHarness.ts"
 
@@ -15,8 +15,8 @@ describe("lifecycle: the pipeline", () => {
   it.scoped("happy path: a signal is analyzed, auto-approved, executed, verified and completed; storage rebuilds it", () =>
     Effect.gen(function* () {
       // The target the signal names, healthy once the workflow has run (the harness only marks the execution done).
-      const h = yield* harness({ config: { ...config, signals: { namespace: workloads } }, seed: workload("recommendations") })
-      yield* h.run(emitSignal(0))
+      const h = yield* harness({ config, seed: workload("recommendations") })
+      yield* h.run(createSignalRr(0, { namespace: workloads }))
       const name = (yield* h.k8s.listCr("remediationrequests")).items[0]!.metadata.name
       yield* h.settle
       let r = yield* h.rr(name)

@@ -3,8 +3,8 @@ import { providerFor } from "@kubemend/core/Config"
 import type { KubeObject } from "@kubemend/core/K8s"
 import { ConfigProvider, Duration, Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { LifecycleConfig } from "../src/remediation/LifecycleConfig.ts"
-import { runSignals } from "../src/remediation/Signals.ts"
 import { workflowResult } from "./FakeAgent.ts"
+import { signalStream } from "./SignalRequests.ts"
 import { apiGroup, harness, managedNamespace, namespace, rr, sample, workload, workloads } from "./LifecycleHarness.ts"
 
 const config = { stabilizationWindow: Duration.minutes(1) }
@@ -282,15 +282,14 @@ describe("lifecycle: terminal cascade and garbage collection", () => {
 
 const spec = (o: { spec?: unknown }) => o.spec as { signalFingerprint: string; targetResource: { namespace: string; name: string } }
 
-describe("lifecycle: the local platform's signal stream", () => {
+describe("lifecycle: a stream of demo alerts", () => {
   it.scoped("creates an RR every interval with a duplicate and an unmanaged target, and the lifecycle routes them", () =>
     Effect.gen(function* () {
       const h = yield* harness({
-        config: { signals: { enabled: true, interval: Duration.seconds(45), maxSignals: 6, namespace: "demo-shop" } },
         seed: [managedNamespace("demo-shop")]
       })
       h.agent.script = () => ({ polls: Infinity })
-      const stream = yield* Effect.fork(h.run(runSignals))
+      const stream = yield* Effect.fork(h.run(signalStream(6, Duration.seconds(45), { namespace: "demo-shop" })))
       for (let i = 0; i < 5; i++) yield* TestClock.adjust("45 seconds")
       yield* Fiber.join(stream)
       const rrs = (yield* h.k8s.listCr("remediationrequests")).items
@@ -368,7 +367,6 @@ describe("lifecycle: config", () => {
       expect(Duration.toHours(c.retention)).toBe(1)
       expect(Duration.toSeconds(c.stabilizationWindow)).toBe(30)
       expect(c.agentUrl).toBe("http://agent:8080")
-      expect(c.signals.enabled).toBe(false)
     }))
 
   it.effect("defaults: 15 minute approvals, 24 h retention, threshold 0.8; a threshold outside 0..1 is refused", () =>

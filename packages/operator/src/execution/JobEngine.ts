@@ -9,7 +9,16 @@ import { scrubCredentials } from "@kubemend/core/Credentials"
 import type { K8sService, KubeObject } from "@kubemend/core/K8s"
 import { Duration, Effect, Option } from "effect"
 import type { ClusterService } from "../runtime/Cluster.ts"
-import { type Engine, executionAnnotations, executionLabels, type FailureReason, type Observation, resourceName, type Run, type RunContext } from "../clients/Engine.ts"
+import {
+  type Engine,
+  executionAnnotations,
+  executionLabels,
+  type FailureReason,
+  type Observation,
+  resourceName,
+  type Run,
+  type RunContext
+} from "../clients/Engine.ts"
 
 /** The container every workflow Job runs. */
 export const workflowContainer = "workflow"

@@ -4,7 +4,6 @@
  * into the new one (removed fields sent as null).
  */
 import type { KubeObject } from "@kubemend/core/K8s"
-import type { Condition } from "@kubemend/core/domain/Meta"
 import type { PlatformConditionType, PlatformPhase, PlatformStatus, ServiceStatus } from "@kubemend/core/domain/Platform/index"
 import type { RenderedClusterRbac } from "./Rbac.ts"
 

@@ -6,10 +6,11 @@
  * is refilled. A module the engine rejects is logged (once per text) and the engine keeps the previous one.
  */
 import { K8s } from "@kubemend/core/K8s"
-import { Effect, Layer, Option, Ref, Schedule } from "effect"
+import { Effect, Option, Ref, Schedule } from "effect"
 import { createHash } from "node:crypto"
 import { Cluster } from "../runtime/Cluster.ts"
 import { LifecycleConfig } from "../remediation/LifecycleConfig.ts"
+import * as Manager from "../runtime/Manager.ts"
 import { OpaClient } from "../clients/OpaClient.ts"
 
 /** Module ids in the engine; each file declares its own package (`signalprocessing`, `approval`). */
@@ -80,15 +81,16 @@ export const makePolicySync = Effect.gen(function* () {
   return { syncOnce } as const
 })
 
-/** The sync loop for the life of the layer; the first pass at once. */
-export const PolicySyncLive = Layer.scopedDiscard(
-  Effect.gen(function* () {
-    const config = yield* LifecycleConfig
-    const sync = yield* makePolicySync
-    yield* sync.syncOnce.pipe(
+/** The sync loop, on every replica (each one's engine needs the policies); the first pass at once. */
+export const policySync = Effect.gen(function* () {
+  const config = yield* LifecycleConfig
+  const sync = yield* makePolicySync
+  return Manager.loop(
+    "policy-sync",
+    sync.syncOnce.pipe(
       Effect.catchAll((e) => Effect.logWarning("policy: sync pass failed", e)),
       Effect.repeat(Schedule.spaced(config.policy.syncInterval)),
-      Effect.forkScoped
+      Effect.asVoid
     )
-  })
-)
+  )
+})

@@ -96,17 +96,6 @@ export interface LifecycleSettings {
     /** How often the ConfigMaps are read and changed policies pushed (every push is retried this often too). */
     readonly syncInterval: Duration.Duration
   }
-  /** The local platform's signal stream (a new RR every `interval`, some duplicates, one unmanaged target). */
-  readonly signals: {
-    readonly enabled: boolean
-    readonly interval: Duration.Duration
-    /** Namespace of the managed demo workloads the signals point at. */
-    readonly namespace: string
-    /** Namespace without the managed label (the one unmanaged target). */
-    readonly unmanagedNamespace: string
-    /** RRs created before the stream stops (bounded). */
-    readonly maxSignals: number
-  }
 }
 
 const timeoutDefaults: PhaseTimeouts = {
@@ -130,12 +119,11 @@ const routingDefaults: RoutingSettings = {
   inconclusiveStrikes: 3
 }
 
-export interface LifecycleOverrides extends Partial<Omit<LifecycleSettings, "timeouts" | "routing" | "signals" | "policy" | "asyncPropagation">> {
+export interface LifecycleOverrides extends Partial<Omit<LifecycleSettings, "timeouts" | "routing" | "policy" | "asyncPropagation">> {
   readonly policy?: Partial<LifecycleSettings["policy"]>
   readonly asyncPropagation?: Partial<AsyncPropagation>
   readonly timeouts?: Partial<PhaseTimeouts>
   readonly routing?: Partial<RoutingSettings>
-  readonly signals?: Partial<LifecycleSettings["signals"]>
 }
 
 export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleConfig")<LifecycleConfig, LifecycleSettings>() {
@@ -161,14 +149,7 @@ export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleCo
     backoffMax: Duration.minutes(2),
     resyncPeriod: Duration.minutes(5),
     platformRefresh: Duration.seconds(10),
-    policy: { url: "https://kubemend-opa:8181", requestTimeout: Duration.seconds(2), syncInterval: Duration.seconds(10) },
-    signals: {
-      enabled: false,
-      interval: Duration.seconds(45),
-      namespace: "demo-shop",
-      unmanagedNamespace: "legacy-batch",
-      maxSignals: 200
-    }
+    policy: { url: "https://kubemend-opa:8181", requestTimeout: Duration.seconds(2), syncInterval: Duration.seconds(10) }
   }
 
   /** Defaults with overrides (nested blocks merge). */
@@ -180,8 +161,7 @@ export class LifecycleConfig extends Context.Tag("@kubemend/operator/LifecycleCo
       timeouts: { ...d.timeouts, ...o.timeouts },
       routing: { ...d.routing, ...o.routing },
       asyncPropagation: { ...d.asyncPropagation, ...o.asyncPropagation },
-      policy: { ...d.policy, ...o.policy },
-      signals: { ...d.signals, ...o.signals }
+      policy: { ...d.policy, ...o.policy }
     }
   }
 
@@ -260,14 +240,7 @@ const lifecycle = Config.all({
     url: Config.string("url").pipe(Config.withDefault(d.policy.url)),
     requestTimeout: dur("requestTimeout", d.policy.requestTimeout),
     syncInterval: dur("syncInterval", d.policy.syncInterval)
-  }).pipe(Config.nested("policy")),
-  signals: Config.all({
-    enabled: bool("enabled", d.signals.enabled),
-    interval: dur("interval", d.signals.interval),
-    namespace: Config.string("namespace").pipe(Config.withDefault(d.signals.namespace)),
-    unmanagedNamespace: Config.string("unmanagedNamespace").pipe(Config.withDefault(d.signals.unmanagedNamespace)),
-    maxSignals: int("maxSignals", 0, 100_000, d.signals.maxSignals)
-  }).pipe(Config.nested("signals"))
+  }).pipe(Config.nested("policy"))
 }).pipe(Config.nested("lifecycle"))
 
 const settingsConfig: Config.Config<LifecycleSettings> = Config.all({
