@@ -10,7 +10,7 @@ import type { IncidentResponse, SessionStatus } from "@kubemend/core/AgentApi"
 import { isTerminalPhase } from "@kubemend/core/domain/Phases"
 import type { DependencyUnavailable } from "@kubemend/core/Errors"
 import { K8s, type K8sConflict, type K8sNotFound, type K8sUnavailable } from "@kubemend/core/K8s"
-import { Effect, Option } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { splitKey, type Reconciled } from "../runtime/Workers.ts"
 import { PolicyEngine } from "../remediation/PolicyEngine.ts"
 import { AgentRestClient } from "../clients/AgentRestClient.ts"
@@ -34,7 +34,14 @@ export class AnalysisReconciler extends Effect.Service<AnalysisReconciler>()("@k
     const policy = yield* PolicyEngine
     const poll: Reconciled = { requeueAfter: config.pollInterval }
 
-    const patch = (ai: AIAnalysis, status: Record<string, unknown>) => k8s.patchCrStatus("aianalyses", ai.metadata.name, status)
+    // Every write carries the resourceVersion read: a cascade's ParentCancelled written meanwhile is not overwritten;
+    // false (a conflict) ends the reconcile, which reads the analysis again at once and decides again.
+    const patch = (ai: AIAnalysis, status: Record<string, unknown>) =>
+      k8s.patchCrStatus("aianalyses", ai.metadata.name, status, { resourceVersion: ai.metadata.resourceVersion }).pipe(
+        Effect.as(true),
+        Effect.catchTag("K8sConflict", () => Effect.succeed(false))
+      )
+    const again: Reconciled = { requeueAfter: Duration.zero }
 
     const emit = (rr: RemediationRequest, ai: AIAnalysis, type: string, data: Record<string, unknown>, failed = false) =>
       audit.emit({
@@ -50,7 +57,7 @@ export class AnalysisReconciler extends Effect.Service<AnalysisReconciler>()("@k
 
     const fail = (rr: RemediationRequest, ai: AIAnalysis, now: number, reason: string, subReason: string, message: string) =>
       Effect.gen(function* () {
-        yield* patch(ai, { phase: "Failed", reason, subReason, message, completedAt: iso(now) })
+        if (!(yield* patch(ai, { phase: "Failed", reason, subReason, message, completedAt: iso(now) }))) return again
         yield* metrics.analysisFailed(reason, subReason)
         yield* emit(rr, ai, "aianalysis.analysis.failed", { reason, sub_reason: subReason, message }, true)
         yield* Effect.logWarning(`analysis ${ai.metadata.name} failed: ${message}`)
@@ -66,7 +73,7 @@ export class AnalysisReconciler extends Effect.Service<AnalysisReconciler>()("@k
         const existing = rr.metadata.labels?.[interactiveSessionLabel(k8s.apiGroup)]
         const adopted = generation === 1 && existing !== undefined && existing !== ""
         const id = adopted ? existing : yield* agent.submit(request)
-        yield* patch(ai, {
+        const written = yield* patch(ai, {
           phase: "Investigating",
           ...(ai.status?.startedAt === undefined ? { startedAt: iso(now) } : {}),
           investigationSession: {
@@ -76,6 +83,7 @@ export class AnalysisReconciler extends Effect.Service<AnalysisReconciler>()("@k
             createdAt: iso(now)
           }
         })
+        if (!written) return again
         yield* emit(rr, ai, generation === 1 ? "aianalysis.session.submitted" : "aianalysis.session.regenerated", {
           session_id: id,
           generation,
@@ -122,7 +130,7 @@ export class AnalysisReconciler extends Effect.Service<AnalysisReconciler>()("@k
             const hasWorkflow = classify(result, threshold, now).workflowId !== undefined
             const approval = hasWorkflow ? yield* decideApproval(rr, ai, result, threshold) : undefined
             const c = classify(result, threshold, now, approval)
-            yield* patch(ai, c.status)
+            if (!(yield* patch(ai, c.status))) return again
             const environment = ai.spec.analysisRequest?.signalContext?.environment ?? rr.spec.signalLabels?.["environment"] ?? "unknown"
             yield* metrics.analysisCompleted(
               rr.spec.signalType ?? "unknown",

@@ -57,6 +57,8 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
           return {}
         }
         const ea = decoded.value
+        // Every status write carries the resourceVersion read; a conflict reads the assessment again at once.
+        const guard = { resourceVersion: raw.value.metadata.resourceVersion }
         const status: EffectivenessAssessmentStatus = ea.status ?? {}
         if (status.phase === "Completed" || status.phase === "Failed") return {}
         const settings = applyEffectivenessSpec(base, yield* platform.spec)
@@ -75,7 +77,7 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
             prometheusCheckAfter: iso(t.prometheusCheckAfter),
             alertManagerCheckAfter: iso(t.alertManagerCheckAfter),
             validityDeadline: iso(t.validityDeadline)
-          })
+          }, guard)
           yield* emit([{
             type: "effectiveness.assessment.scheduled",
             data: {
@@ -117,7 +119,7 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
                 message: failed.length === 0 ? message : `not passed: ${failed.join(", ")}`,
                 lastTransitionTime: iso(now)
               }]
-            })
+            }, guard)
             yield* emit(step.events)
             const created = millisOf(ea.spec.remediationCreatedAt)
             yield* emit([{
@@ -255,14 +257,19 @@ export class EffectivenessReconciler extends Effect.Service<EffectivenessReconci
         }
         const phase = !hashed ? "WaitingForPropagation" : now < checkAfter ? "Stabilizing" : "Assessing"
         if (phase !== status.phase || Object.keys(step.components).length > 0) {
-          yield* k8s.patchCrStatus(plural, ea.metadata.name, { phase, ...(Object.keys(step.components).length === 0 ? {} : { components: step.components }) })
+          yield* k8s.patchCrStatus(
+            plural,
+            ea.metadata.name,
+            { phase, ...(Object.keys(step.components).length === 0 ? {} : { components: step.components }) },
+            guard
+          )
           yield* emit(step.events)
         }
         const decayed = { ...c, ...step.components }.alertDecayRetries ?? 0
         const next = [hashAfter, checkAfter, alertAfter + decayed * interval, deadline.value].filter((t) => t > now)
         const due = Math.min(now + interval, ...next)
         return { requeueAfter: Duration.millis(Math.max(0, due - now)) } satisfies Reconciled
-      })
+      }).pipe(Effect.catchTag("K8sConflict", () => Effect.succeed<Reconciled>({ requeueAfter: Duration.zero })))
 
     return { reconcile } as const
   })

@@ -159,7 +159,8 @@ const refuseOverride = (env: Env, rr: RemediationRequest, rar: RemediationApprov
 const expire = (env: Env, rr: RemediationRequest, rar: RemediationApprovalRequest, now: number) =>
   Effect.gen(function* () {
     if (rar.status?.decision !== "Expired") {
-      yield* env.k8s.patchCrStatus("remediationapprovalrequests", rar.metadata.name, {
+      // Guarded: a decision written after our read must not become Expired; a conflict decides again.
+      const written = yield* env.k8s.patchCrStatus("remediationapprovalrequests", rar.metadata.name, {
         decision: "Expired",
         decidedBy: "system",
         decidedAt: iso(now),
@@ -172,7 +173,8 @@ const expire = (env: Env, rr: RemediationRequest, rar: RemediationApprovalReques
           { type: "ApprovalPending", status: "False", reason: "Expired", lastTransitionTime: iso(now) },
           { type: "Ready", status: "False", reason: "Expired", lastTransitionTime: iso(now) }
         ]
-      })
+      }, { resourceVersion: rar.metadata.resourceVersion }).pipe(Effect.as(true), Effect.catchTag("K8sConflict", () => Effect.succeed(false)))
+      if (!written) return { requeueAfter: Duration.zero } satisfies Reconciled
     }
     const moved = yield* transition(env, rr, now, "Failed", {
       failurePhase: "Approval",
@@ -242,7 +244,11 @@ export const onAwaitingApproval = (env: Env, rr: RemediationRequest, now: number
         if (now > deadline) return yield* expire(env, rr, rar, now)
         const remaining = timeRemaining(deadline - now)
         if (rar.status?.timeRemaining !== remaining) {
-          yield* env.k8s.patchCrStatus("remediationapprovalrequests", rar.metadata.name, { timeRemaining: remaining })
+          const written = yield* env.k8s.patchCrStatus("remediationapprovalrequests", rar.metadata.name, { timeRemaining: remaining }, {
+            resourceVersion: rar.metadata.resourceVersion
+          }).pipe(Effect.as(true), Effect.catchTag("K8sConflict", () => Effect.succeed(false)))
+          // Someone wrote the RAR meanwhile (a decision?): look at it again at once.
+          if (!written) return { requeueAfter: Duration.zero } satisfies Reconciled
         }
         return {
           requeueAfter: Duration.min(env.config.routing.recheckInterval, Duration.millis(deadline - now + 1))

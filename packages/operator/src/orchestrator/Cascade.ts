@@ -42,7 +42,8 @@ const failChild = (env: Env, plural: CrPlural, child: KubeObject, parentPhase: R
     : plural === "workflowexecutions"
     ? { phase: "Failed", failureReason: message, completionTime: iso(now) }
     : { phase: "Failed", message, completedAt: iso(now) }
-  return env.k8s.patchCrStatus(plural, child.metadata.name, status)
+  // Guarded: a child that finished after our listing keeps its outcome; the cascade comes back in 5 s.
+  return env.k8s.patchCrStatus(plural, child.metadata.name, status, { resourceVersion: child.metadata.resourceVersion })
 }
 
 /** Handles a terminal RR: cascade once, then garbage collection when the retention has passed. */

@@ -1,7 +1,8 @@
 /**
- * The one way an RR changes phase: re-read it and give up if someone else moved it meanwhile (the gateway's cancel
- * must never be overwritten by a transition computed from an older read), write the status, count the transition,
- * keep the blocked gauge, and emit the lifecycle audit event (`transitioned`, or the terminal phase's own).
+ * The one way an RR's status is written: re-read it, give up if someone else moved it to another phase meanwhile,
+ * and write with the resourceVersion just read, so a write computed before the gateway's cancel conflicts instead
+ * of overwriting it; a conflict reads again and decides again (bounded). A transition also counts itself, keeps the
+ * blocked gauge, and emits the lifecycle audit event (`transitioned`, or the terminal phase's own).
  */
 import { isTerminalPhase, type RRPhase } from "@kubemend/core/domain/Phases"
 import type { K8sConflict, K8sNotFound, K8sService, K8sUnavailable } from "@kubemend/core/K8s"
@@ -32,6 +33,27 @@ export type StatusPatch = Record<string, unknown>
 
 const blockFields = { blockReason: null, blockMessage: null, blockedUntil: null }
 
+/** Conflicting writes of one RR status retried before the reconcile fails (and is requeued with backoff). */
+const conflictRetries = 5
+
+/**
+ * Writes `status` if the RR, read again, is still in `phase`; the write is guarded by the resourceVersion read.
+ * None: nothing written (the RR is gone or in another phase). A conflict reads again and decides again.
+ */
+const guardedWrite = (env: Env, name: string, phase: RRPhase, status: StatusPatch) =>
+  Effect.gen(function* () {
+    for (let attempt = 1;; attempt++) {
+      const fresh = yield* load(env.k8s, "remediationrequests", name)
+      if (Option.isNone(fresh) || phaseOf(fresh.value) !== phase) return Option.none<StatusPatch>()
+      const written = yield* env.k8s.patchCrStatus("remediationrequests", name, status, { resourceVersion: fresh.value.metadata.resourceVersion }).pipe(
+        Effect.as(true),
+        Effect.catchTag("K8sConflict", (e) => attempt < conflictRetries ? Effect.succeed(false) : Effect.fail(e))
+      )
+      if (written) return Option.some(status)
+      yield* Effect.logDebug(`${name}: status changed while writing it; reading it again`)
+    }
+  })
+
 /**
  * Moves `rr` to `to` with `fields`. Returns false (nothing written) when the RR is gone or no longer in the phase
  * `rr` was read in; the caller's reconcile then simply ends and the watch brings the RR back.
@@ -40,19 +62,18 @@ export const transition = (env: Env, rr: RemediationRequest, now: number, to: RR
   Effect.gen(function* () {
     const name = rr.metadata.name
     const from = phaseOf(rr)
-    const fresh = yield* load(env.k8s, "remediationrequests", name)
-    if (Option.isNone(fresh) || phaseOf(fresh.value) !== from) {
-      yield* Effect.logDebug(`${name}: phase changed meanwhile, ${from} -> ${to} dropped`)
-      return false
-    }
     const terminal = isTerminalPhase(to)
-    const status: StatusPatch = {
+    const written = yield* guardedWrite(env, name, from, {
       ...(from === "Blocked" && to !== "Blocked" ? blockFields : {}),
       ...(terminal ? { completedAt: iso(now) } : {}),
       ...fields,
       overallPhase: to
+    })
+    if (Option.isNone(written)) {
+      yield* Effect.logDebug(`${name}: phase changed meanwhile, ${from} -> ${to} dropped`)
+      return false
     }
-    yield* env.k8s.patchCrStatus("remediationrequests", name, status)
+    const status = written.value
     const namespace = namespaceOf(rr, env.k8s.namespace)
     yield* env.metrics.transition(namespace, from, to)
     yield* env.metrics.setBlocked(namespace, name, to === "Blocked")
@@ -117,8 +138,9 @@ const auditTerminal = (env: Env, rr: RemediationRequest, from: RRPhase, to: RRPh
   }
 }
 
-/** Writes status fields without a phase change (same staleness guard is not needed: no phase is decided). */
-export const patchStatus = (env: Env, rr: RemediationRequest, fields: StatusPatch) => env.k8s.patchCrStatus("remediationrequests", rr.metadata.name, fields)
+/** Writes status fields without a phase change, guarded as a transition is; false when the RR left its phase. */
+export const patchStatus = (env: Env, rr: RemediationRequest, fields: StatusPatch) =>
+  Effect.map(guardedWrite(env, rr.metadata.name, phaseOf(rr), fields), Option.isSome)
 
 /** The workflow chosen for the RR (storage rebuilds `selectedWorkflowRef` from it). */
 export const selectionAudit = (

@@ -9,7 +9,7 @@
 import { isTerminalPhase } from "@kubemend/core/domain/Phases"
 import { SignalProcessingSpec } from "@kubemend/core/domain/SignalProcessing"
 import { K8s, type K8sConflict, type K8sNotFound, type K8sUnavailable } from "@kubemend/core/K8s"
-import { Effect, Option, Schema } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 import { splitKey, type Reconciled } from "../runtime/Workers.ts"
 import { PolicyEngine } from "../remediation/PolicyEngine.ts"
 import { enrich } from "./Enrichment.ts"
@@ -35,11 +35,12 @@ export class SignalProcessingReconciler extends Effect.Service<SignalProcessingR
         const found = yield* getRaw(k8s, "signalprocessings", splitKey(key).name)
         if (Option.isNone(found)) return {}
         const sp = found.value
+        const guard = { resourceVersion: sp.metadata.resourceVersion }
         const phase = statusField(sp, "phase")
         if (phase === "Completed" || phase === "Failed") return {}
         const spec = decodeSpec(sp.spec)
         if (Option.isNone(spec)) {
-          yield* k8s.patchCrStatus("signalprocessings", sp.metadata.name, { phase: "Failed", message: "spec does not match the schema" })
+          yield* k8s.patchCrStatus("signalprocessings", sp.metadata.name, { phase: "Failed", message: "spec does not match the schema" }, guard)
           return {}
         }
         const signal = spec.value.signal
@@ -71,8 +72,8 @@ export class SignalProcessingReconciler extends Effect.Service<SignalProcessingR
         const classified = yield* nowMillis
         yield* metrics.signalProcessingPhase("Classifying", c.degraded ? "degraded" : "success", seconds(enriched, classified))
 
-        // 5. The result, in one status write.
-        yield* k8s.patchCrStatus("signalprocessings", sp.metadata.name, {
+        // 5. The result, in one status write; a conflict (the cascade failed it meanwhile) reads it again.
+        const written = yield* k8s.patchCrStatus("signalprocessings", sp.metadata.name, {
           phase: "Completed",
           environment: c.environment,
           priority: c.priority,
@@ -89,7 +90,8 @@ export class SignalProcessingReconciler extends Effect.Service<SignalProcessingR
           ...(c.degradedReason === undefined ? {} : { message: c.degradedReason }),
           startTime: iso(started),
           completedAt: iso(classified)
-        })
+        }, guard).pipe(Effect.as(true), Effect.catchTag("K8sConflict", () => Effect.succeed(false)))
+        if (!written) return { requeueAfter: Duration.zero }
         yield* metrics.signalProcessingPhase(
           "Completed",
           c.degraded || enrichment.kubernetesContext.degradedMode ? "degraded" : "success",
