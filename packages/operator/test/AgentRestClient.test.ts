@@ -1,7 +1,7 @@
 /**
  * The investigation agent's session REST contract, as the analysis controller relies on it, run against the real
  * agent (its HTTP server on the dev API server's TokenReview/RBAC, scripted model) and the lifecycle tests' fake
- * agent (lifecycleAgent.ts) alike: submit answers 202 with a session id; polling reaches `completed`; the result
+ * agent (FakeAgent.ts) alike: submit answers 202 with a session id; polling reaches `completed`; the result
  * echoes the incident and decodes as `IncidentResponse`; the result of a running session is 409; cancel ends a
  * running session once (then its result and a second cancel are 409); unknown sessions are 404 and bad bodies 400,
  * all problem+json.

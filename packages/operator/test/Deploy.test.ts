@@ -8,7 +8,7 @@ import * as Path from "node:path"
 import * as YAML from "yaml"
 import { crdFileName, crdYaml, renderCrds } from "../src/Crds.ts"
 import { OperatorConfig } from "../src/OperatorConfig.ts"
-import { apiGroup, namespace, platform, spec } from "./Harness.ts"
+import { apiGroup, namespace, platform, spec } from "./PlatformHarness.ts"
 import { serviceCommand } from "../src/platform/ServiceCommand.ts"
 
 const deployDir = Path.resolve(import.meta.dirname, "../../../deploy")

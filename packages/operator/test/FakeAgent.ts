@@ -1,6 +1,6 @@
 /**
  * A fake investigation agent for the lifecycle tests: a loopback HTTP server with the REST endpoints the analysis
- * controller uses (submit, poll, result, cancel), held to the real agent's contract by agentRestContract.test.ts.
+ * controller uses (submit, poll, result, cancel), held to the real agent's contract by AgentRestClient.test.ts.
  * Each submitted session follows a script (how many polls it stays `investigating`, then `completed` with a result
  * or `failed`); `restart()` forgets every session, as an agent restart does, so the next poll answers 404.
  */

@@ -5,7 +5,7 @@ import { runInformer, specOrDeletionChanged } from "@kubemend/core/K8s/Informer"
 import { collectionSource } from "../src/runtime/Cluster.ts"
 import * as ClusterLive from "../src/runtime/Cluster/Live.ts"
 import { layerInProcess } from "../src/Service.ts"
-import { apiGroup, namespace, platform, platformApiVersion, references, spec } from "./Harness.ts"
+import { apiGroup, namespace, platform, platformApiVersion, references, spec } from "./PlatformHarness.ts"
 
 /** Polls `check` until it holds (real time, bounded). */
 const eventually = (check: () => boolean, timeout: Duration.DurationInput = "10 seconds") =>

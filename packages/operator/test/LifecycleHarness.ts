@@ -108,7 +108,7 @@ export interface HarnessOptions {
   readonly effectiveness?: Partial<EffectivenessSettings>
   /**
    * `settle` runs every WorkflowExecution (Running at once, Completed after 5 s of Clock time), playing the execution
-   * controller (default true); the controller itself is tested against the dev API server in execution*.test.ts.
+   * controller (default true); the controller itself is tested against the dev API server in Execution*.test.ts.
    */
   readonly completeExecutions?: boolean
   /** policy.rego / approval.rego texts; default the shipped ones. */

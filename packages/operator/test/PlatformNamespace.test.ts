@@ -10,7 +10,7 @@ import { K8s } from "@kubemend/core/K8s"
 import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { Effect, Either } from "effect"
 import { renderClusterRbac } from "../src/platform/Rbac.ts"
-import { apiGroup, crName, namespace, platform, platformApiVersion, spec, world } from "./Harness.ts"
+import { apiGroup, crName, namespace, platform, platformApiVersion, spec, world } from "./PlatformHarness.ts"
 
 const rbacApi = "rbac.authorization.k8s.io/v1"
 

@@ -17,7 +17,7 @@ export interface SignalNamespaces {
 }
 
 /** The RR of the `n`-th alert of the rotation at `now`. */
-export const signalRr = (n: number, now: number, apiGroup: string, s: SignalNamespaces) => {
+const signalRr = (n: number, now: number, apiGroup: string, s: SignalNamespaces) => {
   const { duplicate, template: t } = signalAt(n)
   const namespace = t.managed ? s.namespace : s.unmanagedNamespace ?? "legacy-batch"
   const at = new Date(now).toISOString()

@@ -11,7 +11,7 @@ import { Duration, Effect, Either, Layer } from "effect"
 import { renderClusterRbac } from "../src/platform/Rbac.ts"
 import { renderServiceConfigs } from "../src/platform/RenderConfig.ts"
 import { renderWorkloads } from "../src/platform/Workloads.ts"
-import { spec as specJson } from "./Harness.ts"
+import { spec as specJson } from "./PlatformHarness.ts"
 import { serviceCommand } from "../src/platform/ServiceCommand.ts"
 
 const spec = Either.getOrThrow(decodePlatformSpec(specJson((s) => {

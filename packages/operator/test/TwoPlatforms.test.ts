@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { Either } from "effect"
 import { renderClusterRbac } from "../src/platform/Rbac.ts"
-import { spec as specJson } from "./Harness.ts"
+import { spec as specJson } from "./PlatformHarness.ts"
 
 const spec = Either.getOrThrow(decodePlatformSpec(specJson()))
 const operator = { namespace: "kubemend-operator", name: "kubemend-operator" }

@@ -92,7 +92,7 @@ export interface Classified {
   readonly status: Record<string, unknown>
 }
 
-/** approval.rego's answer for this analysis (`Policy/PolicyEngine.ts`). */
+/** approval.rego's answer for this analysis (`remediation/PolicyEngine.ts`). */
 export interface PolicyApproval {
   readonly requireApproval: boolean
   readonly reasons: ReadonlyArray<string>

@@ -1,6 +1,6 @@
 /**
  * The back of the pipeline: `Approved` (routing before execution, then the WorkflowExecution child), `Running`
- * (the execution's own status decides; the workflow execution controller in Execution/ runs it). `Verifying` is in
+ * (the execution's own status decides; the workflow execution controller in execution/ runs it). `Verifying` is in
  * Verifying.ts.
  */
 import { formatGoDuration } from "@kubemend/core/Config"

@@ -329,7 +329,7 @@ const renderStorage = (spec: PlatformSpec, ctx: RenderContext): Record<string, u
       batchSize: ds.retention.batchSize,
       defaultDays: ds.retention.defaultDays
     }),
-    // The operator's Secret (Platform/ExportKey.ts), so exports verify across restarts.
+    // The operator's Secret (platform/ExportKey.ts), so exports verify across restarts.
     export: { signingKeyFile: `${exportKeyDir}/${exportKeyFileName}` }
   }
 }

@@ -21,8 +21,6 @@ export interface LifecycleAccess {
   readonly verbs: ReadonlyArray<Verb>
   /** Which controller makes these calls. */
   readonly why: string
-  /** Only the local platform's demo parts make these calls (off in a cluster, so the manifest does not grant them). */
-  readonly localOnly?: true
 }
 
 /**
@@ -42,13 +40,6 @@ export const lifecycleRbac = (apiGroup: string = DefaultApiGroup): ReadonlyArray
   return [
     cr("remediationrequests", ["get", "list", "watch", "delete"], "orchestrator: watch + resync, routing reads other RRs, GC deletes"),
     status("remediationrequests", "orchestrator: every phase transition, block and timeout"),
-    {
-      group: apiGroup,
-      resource: "remediationrequests",
-      verbs: ["create"],
-      why: "the local platform's signal stream (lifecycle.signals.enabled)",
-      localOnly: true
-    },
     cr("aianalyses", ["get", "list", "watch", "create", "delete"], "orchestrator creates one per attempt; analysis controller watches; cascade, GC"),
     status("aianalyses", "analysis controller: session, phase and result; cascade: Failed/ParentCancelled"),
     cr(
