@@ -125,7 +125,10 @@ export class Builder<R> {
     return new Builder({ ...this.spec, resync: Option.some(period) })
   }
 
-  /** Register readiness check `check`: ready once the leader's primary source listed; a standby is ready. */
+  /**
+   * Register readiness check `check`: ready once the leader's primary source listed; a standby is ready. Only a
+   * `Source.collection` primary reports its first list.
+   */
   readyWhenListed(check: string, message: string): Builder<R> {
     return new Builder({ ...this.spec, readiness: Option.some({ check, message }) })
   }
