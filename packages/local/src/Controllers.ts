@@ -2,7 +2,7 @@
  * The local platform's controllers (platform and lifecycle). `LOCAL_REPLICAS=n>1`: n operator processes, each the
  * operator's own `main.ts` with a config file written here (as a cluster's operator reads its ConfigMap), so they
  * elect a leader with the operator's Lease and a killed leader's Lease passes to another process. One replica keeps
- * them in the platform's process (Leadership.ts), which starts faster.
+ * them in the platform's process (InProcessControllers.ts), which starts faster.
  */
 import { freePort } from "@kubemend/devkit/FreePort"
 import { Duration, Effect, ExecutionStrategy, Exit, Option, Scope } from "effect"
@@ -11,7 +11,7 @@ import { hostname } from "node:os"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
 import { OperatorConfig } from "@kubemend/operator/OperatorConfig"
-import { inProcessControllers } from "./Leadership.ts"
+import { inProcessControllers } from "./InProcessControllers.ts"
 import { spawnService, waitHealthy } from "./Processes.ts"
 
 /** One controller process as `.local/stack.json` lists it. */
@@ -62,8 +62,6 @@ const operatorConfig = (o: ControllerOptions, ports: { readonly healthPort: numb
     agentUrl: o.agentUrl,
     agentTokenFile: o.tokenFile,
     policy: { url: o.policyUrl },
-    // The demo's alerts go through the signal service, not straight into the cluster.
-    signals: { enabled: false },
     // These processes start before the agent (the platform controller renders the RBAC the services need): the
     // seeded analyses' retries stay at most this far apart, so they reach the agent soon after it is up.
     backoffMax: "10s"

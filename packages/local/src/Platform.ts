@@ -4,7 +4,7 @@
  * Secrets and ConfigMaps it references, so the operator's validation passes exactly as in a cluster.
  */
 import { personaGroup, personas } from "@kubemend/core/Personas"
-import { defaultPolicies } from "@kubemend/operator/Policy/Defaults"
+import { defaultPolicies } from "@kubemend/operator/policy/Defaults"
 
 export interface LocalLlm {
   readonly provider: string

@@ -6,7 +6,7 @@
 import { Duration, Effect, Schedule } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
-import { builtNodeFlags } from "@kubemend/operator/Platform/ServiceCommand"
+import { builtNodeFlags } from "@kubemend/operator/platform/ServiceCommand"
 
 export interface ServiceProcess {
   readonly name: string

@@ -1,11 +1,10 @@
 /**
- * The demo's signal generator on `npm start`: every `interval` it posts the next alert of the lifecycle's rotation
- * (`Lifecycle/Signals.ts`) to the signal service as Alertmanager would — a `version: "4"` webhook with the
- * `alertmanager` ServiceAccount's token — so each remediation enters the way a real one does (target resolution,
- * fingerprint, deduplication: the rotation's repeat answers 202).
+ * The demo's signal generator on `npm start`: every `interval` it posts the next alert of its rotation (below: a
+ * duplicate of the previous alert, one target outside the managed namespace) to the signal service as Alertmanager
+ * would — a `version: "4"` webhook with the `alertmanager` ServiceAccount's token — so each remediation enters the
+ * way a real one does (target resolution, fingerprint, deduplication: the rotation's repeat answers 202).
  */
 import { Duration, Effect, Schedule } from "effect"
-import { rotation, signalAt, type SignalTemplate } from "@kubemend/operator/Lifecycle/Signals"
 
 export interface GeneratorOptions {
   readonly signalsUrl: string
@@ -14,6 +13,74 @@ export interface GeneratorOptions {
   readonly unmanagedNamespace: string
   readonly interval: Duration.Duration
   readonly maxSignals: number
+}
+
+export interface SignalTemplate {
+  readonly slug: string
+  readonly signalName: string
+  readonly severity: "critical" | "high" | "warning" | "info"
+  readonly kind: string
+  readonly name: string
+  readonly managed: boolean
+  readonly description: string
+}
+
+/** One turn of the rotation; `null` repeats the previous signal (a duplicate). */
+export const rotation: ReadonlyArray<SignalTemplate | null> = [
+  {
+    slug: "recommendations-crashloop",
+    signalName: "KubePodCrashLooping",
+    severity: "critical",
+    kind: "Deployment",
+    name: "recommendations",
+    managed: true,
+    description: "recommendations pods restart repeatedly (OOMKilled)"
+  },
+  {
+    slug: "cart-latency",
+    signalName: "HighLatencyP99",
+    severity: "warning",
+    kind: "Deployment",
+    name: "cart",
+    managed: true,
+    description: "cart p99 latency above 2s for 10 minutes"
+  },
+  null,
+  {
+    slug: "search-replicas",
+    signalName: "KubeDeploymentReplicasMismatch",
+    severity: "high",
+    kind: "Deployment",
+    name: "search",
+    managed: true,
+    description: "search has 1 of 3 replicas available"
+  },
+  {
+    slug: "reports-failing",
+    signalName: "KubeJobFailed",
+    severity: "warning",
+    kind: "CronJob",
+    name: "report-generator",
+    managed: false,
+    description: "nightly report job failed 3 times"
+  },
+  {
+    slug: "payments-disk",
+    signalName: "PersistentVolumeFillingUp",
+    severity: "high",
+    kind: "StatefulSet",
+    name: "payments-db",
+    managed: true,
+    description: "payments-db volume 92% full"
+  }
+]
+
+/** The template of the `n`-th signal (0-based) and whether it is a duplicate. */
+export const signalAt = (n: number): { readonly template: SignalTemplate; readonly duplicate: boolean } => {
+  const i = n % rotation.length
+  const t = rotation[i]
+  if (t !== null && t !== undefined) return { template: t, duplicate: false }
+  return { template: rotation[(i + rotation.length - 1) % rotation.length]!, duplicate: true }
 }
 
 const kindLabel: Readonly<Record<string, string>> = { Deployment: "deployment", StatefulSet: "statefulset", CronJob: "cronjob", DaemonSet: "daemonset" }

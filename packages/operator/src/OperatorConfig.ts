@@ -15,7 +15,7 @@ export interface OperatorSettings {
   readonly apiGroup: string
   /** Tool name prefix used in the `tool-<persona>` ClusterRoles (`svc`). */
   readonly toolPrefix: string
-  /** Release image every service runs (`node --conditions=kubemend-dist packages/<svc>/dist/main.js`, see Platform/ServiceCommand.ts); `spec.image.overrides` wins. */
+  /** Release image every service runs (`node --conditions=kubemend-dist packages/<svc>/dist/main.js`, see platform/ServiceCommand.ts); `spec.image.overrides` wins. */
   readonly image: string
   /** Concurrent reconciles (distinct keys; one key is never reconciled twice at once). */
   readonly workers: number

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { namespace, spec, world } from "./Harness.ts"
+import { namespace, spec, world } from "./PlatformHarness.ts"
 
 const names = (objects: ReadonlyArray<{ metadata: { name: string } }>) => objects.map((o) => o.metadata.name).sort()
 const workloads = ["kubemend-agent", "kubemend-gateway", "kubemend-signals", "kubemend-storage"]

@@ -8,8 +8,8 @@ import * as Path from "node:path"
 import * as YAML from "yaml"
 import { crdFileName, crdYaml, renderCrds } from "../src/Crds.ts"
 import { OperatorConfig } from "../src/OperatorConfig.ts"
-import { apiGroup, namespace, platform, spec } from "./Harness.ts"
-import { serviceCommand } from "../src/Platform/ServiceCommand.ts"
+import { apiGroup, namespace, platform, spec } from "./PlatformHarness.ts"
+import { serviceCommand } from "../src/platform/ServiceCommand.ts"
 
 const deployDir = Path.resolve(import.meta.dirname, "../../../deploy")
 const crdDir = Path.join(deployDir, "crds")

@@ -6,8 +6,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { createPrivateKey } from "node:crypto"
 import * as YAML from "yaml"
-import { exportKeySecretName } from "../src/Platform/ExportKey.ts"
-import { namespace, world } from "./Harness.ts"
+import { exportKeySecretName } from "../src/platform/ExportKey.ts"
+import { namespace, world } from "./PlatformHarness.ts"
 
 describe("export signing key", () => {
   it.live("is created once, kept across reconciles, mounted into storage and named in its config", () =>

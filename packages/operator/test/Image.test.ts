@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest"
 import { builtinModules } from "node:module"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { serviceCommand } from "../src/Platform/ServiceCommand.ts"
+import { serviceCommand } from "../src/platform/ServiceCommand.ts"
 
 const root = Path.resolve(__dirname, "..", "..", "..")
 const read = (file: string) => Fs.readFileSync(Path.join(root, file), "utf8")

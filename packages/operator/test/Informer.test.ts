@@ -2,10 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { DevKube } from "@kubemend/devkit/kube/index"
 import { Deferred, Duration, Effect, Layer, Logger, LogLevel, Queue, Schedule } from "effect"
 import { runInformer, specOrDeletionChanged } from "@kubemend/core/K8s/Informer"
-import { collectionSource } from "../src/Cluster.ts"
-import * as ClusterLive from "../src/Cluster/Live.ts"
-import { layerInProcess } from "../src/Operator.ts"
-import { apiGroup, namespace, platform, platformApiVersion, references, spec } from "./Harness.ts"
+import { collectionSource } from "../src/runtime/Cluster.ts"
+import * as ClusterLive from "../src/runtime/Cluster/Live.ts"
+import { layerInProcess } from "../src/Service.ts"
+import { apiGroup, namespace, platform, platformApiVersion, references, spec } from "./PlatformHarness.ts"
 
 /** Polls `check` until it holds (real time, bounded). */
 const eventually = (check: () => boolean, timeout: Duration.DurationInput = "10 seconds") =>

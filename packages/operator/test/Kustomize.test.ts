@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as YAML from "yaml"
-import { apiGroup } from "./Harness.ts"
+import { apiGroup } from "./PlatformHarness.ts"
 
 const root = Path.resolve(import.meta.dirname, "../../..")
 const deployDir = Path.join(root, "deploy")

@@ -8,8 +8,8 @@ import * as K8sLive from "@kubemend/core/K8s/Live"
 import { LeaderElection } from "@kubemend/core/LeaderElection"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Clock, Context, Duration, Effect, Exit, Layer, Logger, LogLevel, Schedule, Scope } from "effect"
-import { layerInProcess } from "../src/Operator.ts"
-import { apiGroup, namespace, platform, platformApiVersion, references } from "./Harness.ts"
+import { layerInProcess } from "../src/Service.ts"
+import { apiGroup, namespace, platform, platformApiVersion, references } from "./PlatformHarness.ts"
 
 const eventually = (check: () => boolean | Effect.Effect<boolean>, timeout: Duration.DurationInput = "10 seconds") =>
   Effect.suspend(() => {

@@ -8,9 +8,9 @@ import { make as makeOpa } from "@kubemend/devkit/Opa"
 import { issueServing, makeAuthority, validFor } from "@kubemend/core/Tls/Certificates"
 import { trustAuthority } from "@kubemend/core/Tls/Trust"
 import { Duration, Effect, Layer, Option } from "effect"
-import { LifecycleConfig } from "../src/Lifecycle/LifecycleConfig.ts"
-import { OpaClient } from "../src/Policy/OpaClient.ts"
-import { servingHosts } from "../src/Platform/ServingCerts.ts"
+import { LifecycleConfig } from "../src/remediation/LifecycleConfig.ts"
+import { OpaClient } from "../src/clients/OpaClient.ts"
+import { servingHosts } from "../src/platform/ServingCerts.ts"
 
 const policy = "package approval\n\nrequire_approval if input.confidence < 0.8\n"
 

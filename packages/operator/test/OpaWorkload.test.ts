@@ -6,11 +6,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { Either } from "effect"
-import { LifecycleConfig } from "../src/Lifecycle/LifecycleConfig.ts"
+import { LifecycleConfig } from "../src/remediation/LifecycleConfig.ts"
 import { platformCr } from "@kubemend/local/Platform"
-import { renderNetworkPolicies } from "../src/Platform/NetworkPolicies.ts"
-import { opaImage, renderOpa } from "../src/Platform/Opa.ts"
-import { servingHosts, servingSecretName } from "../src/Platform/ServingCerts.ts"
+import { renderNetworkPolicies } from "../src/platform/NetworkPolicies.ts"
+import { opaImage, renderOpa } from "../src/platform/Opa.ts"
+import { servingHosts, servingSecretName } from "../src/platform/ServingCerts.ts"
 
 const cr = {
   ...platformCr("https://issuer.example", { provider: "openai", model: "m", endpoint: "http://llm.example", apiKey: "k" }, "http://alerts.example"),

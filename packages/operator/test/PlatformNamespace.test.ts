@@ -9,8 +9,8 @@ import * as K8sLive from "@kubemend/core/K8s/Live"
 import { K8s } from "@kubemend/core/K8s"
 import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { Effect, Either } from "effect"
-import { renderClusterRbac } from "../src/Platform/Rbac.ts"
-import { apiGroup, crName, namespace, platform, platformApiVersion, spec, world } from "./Harness.ts"
+import { renderClusterRbac } from "../src/platform/Rbac.ts"
+import { apiGroup, crName, namespace, platform, platformApiVersion, spec, world } from "./PlatformHarness.ts"
 
 const rbacApi = "rbac.authorization.k8s.io/v1"
 

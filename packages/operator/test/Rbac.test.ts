@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { apiGroup, crName, namespace, platformApiVersion, spec, world } from "./Harness.ts"
+import { apiGroup, crName, namespace, platformApiVersion, spec, world } from "./PlatformHarness.ts"
 
 const setLabel = `${apiGroup}/rbac-set`
 const countBySet = (roles: ReadonlyArray<{ metadata: { labels?: Record<string, string> } }>) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import * as YAML from "yaml"
-import { namespace, platform, spec, world } from "./Harness.ts"
+import { namespace, platform, spec, world } from "./PlatformHarness.ts"
 
 describe("platform reconcile", () => {
   it.live("validates, migrates, deploys and reaches Running once the Deployments report ready", () =>

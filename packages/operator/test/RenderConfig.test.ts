@@ -14,8 +14,8 @@ import { a2aConfig } from "@kubemend/gateway/A2a/Config"
 import { gatewayConfig } from "@kubemend/gateway/GatewayConfig"
 import { StorageConfig } from "@kubemend/storage/StorageConfig"
 import { Config, ConfigProvider, Duration, Effect, Either, HashSet, Layer, Option, Redacted } from "effect"
-import { renderServiceConfigs, storageValkeySecrets } from "../src/Platform/RenderConfig.ts"
-import { spec as specJson } from "./Harness.ts"
+import { renderServiceConfigs, storageValkeySecrets } from "../src/platform/RenderConfig.ts"
+import { spec as specJson } from "./PlatformHarness.ts"
 
 const decode = (edit: Parameters<typeof specJson>[0] = () => {}): PlatformSpec => {
   const r = decodePlatformSpec(specJson(edit))

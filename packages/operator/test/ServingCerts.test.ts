@@ -11,8 +11,8 @@ import { providerFor } from "@kubemend/core/Config"
 import { caFileConfig } from "@kubemend/core/ServerConfig"
 import { Duration, Effect, Option, TestClock } from "effect"
 import * as YAML from "yaml"
-import { caSecretName, caVolume, servingSecretName, serviceCaConfigMap } from "../src/Platform/ServingCerts.ts"
-import { namespace, spec, world } from "./Harness.ts"
+import { caSecretName, caVolume, servingSecretName, serviceCaConfigMap } from "../src/platform/ServingCerts.ts"
+import { namespace, spec, world } from "./PlatformHarness.ts"
 
 const services = ["gateway", "agent", "storage", "signals"] as const
 const pem = (secret: any, key: string) => Buffer.from(secret.data[key], "base64").toString("utf8")

@@ -8,11 +8,11 @@ import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { ServerConfig } from "@kubemend/core/Servers"
 import { SignalsConfig } from "@kubemend/signals/SignalsConfig"
 import { Duration, Effect, Either, Layer } from "effect"
-import { renderClusterRbac } from "../src/Platform/Rbac.ts"
-import { renderServiceConfigs } from "../src/Platform/RenderConfig.ts"
-import { renderWorkloads } from "../src/Platform/Workloads.ts"
-import { spec as specJson } from "./Harness.ts"
-import { serviceCommand } from "../src/Platform/ServiceCommand.ts"
+import { renderClusterRbac } from "../src/platform/Rbac.ts"
+import { renderServiceConfigs } from "../src/platform/RenderConfig.ts"
+import { renderWorkloads } from "../src/platform/Workloads.ts"
+import { spec as specJson } from "./PlatformHarness.ts"
+import { serviceCommand } from "../src/platform/ServiceCommand.ts"
 
 const spec = Either.getOrThrow(decodePlatformSpec(specJson((s) => {
   s.gateway = {

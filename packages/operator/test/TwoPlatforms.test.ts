@@ -2,8 +2,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { decodePlatformSpec } from "@kubemend/core/domain/Platform/index"
 import { Either } from "effect"
-import { renderClusterRbac } from "../src/Platform/Rbac.ts"
-import { spec as specJson } from "./Harness.ts"
+import { renderClusterRbac } from "../src/platform/Rbac.ts"
+import { spec as specJson } from "./PlatformHarness.ts"
 
 const spec = Either.getOrThrow(decodePlatformSpec(specJson()))
 const operator = { namespace: "kubemend-operator", name: "kubemend-operator" }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
-import { namespace, platform, type Spec, spec, world } from "./Harness.ts"
+import { namespace, platform, type Spec, spec, world } from "./PlatformHarness.ts"
 
 type World = Effect.Effect.Success<ReturnType<typeof world>>
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Metrics } from "@kubemend/core/Metrics"
 import { Duration, Effect, Fiber, Layer, Ref, TestClock } from "effect"
-import { processKey, runWorkers } from "../src/Controller.ts"
-import { ControllerMetrics } from "../src/ControllerMetrics.ts"
-import * as WorkQueue from "../src/WorkQueue.ts"
+import { processKey, runWorkers } from "../src/runtime/Workers.ts"
+import { ControllerMetrics } from "../src/runtime/ControllerMetrics.ts"
+import * as WorkQueue from "../src/runtime/WorkQueue.ts"
 
 const queue = (capacity = 100) => WorkQueue.make({ name: "test", capacity, backoffBase: "1 second", backoffMax: "4 seconds" })
 
