@@ -55,10 +55,10 @@ const sources: ReadonlyArray<Source> = [
   { service: "signals", file: "packages/signals/src/SignalsConfig.ts", tag: "SignalsConfig", settings: "SignalsSettings" },
   { service: "console", file: "packages/console/src/ConsoleConfig.ts", tag: "ConsoleConfig", settings: "ConsoleSettings" },
   { service: "operator", file: "packages/operator/src/OperatorConfig.ts", tag: "OperatorConfig", settings: "OperatorSettings" },
-  { service: "operator", file: "packages/operator/src/Lifecycle/LifecycleConfig.ts", tag: "LifecycleConfig", settings: "LifecycleSettings" },
-  { service: "operator", file: "packages/operator/src/Execution/ExecutionConfig.ts", tag: "ExecutionConfig", settings: "ExecutionSettings" },
-  { service: "operator", file: "packages/operator/src/Effectiveness/EffectivenessConfig.ts", tag: "EffectivenessConfig", settings: "EffectivenessSettings" },
-  { service: "operator", file: "packages/operator/src/Notification/NotificationConfig.ts", tag: "NotificationConfig", settings: "NotificationSettings" }
+  { service: "operator", file: "packages/operator/src/remediation/LifecycleConfig.ts", tag: "LifecycleConfig", settings: "LifecycleSettings" },
+  { service: "operator", file: "packages/operator/src/remediation/ExecutionConfig.ts", tag: "ExecutionConfig", settings: "ExecutionSettings" },
+  { service: "operator", file: "packages/operator/src/effectiveness/EffectivenessConfig.ts", tag: "EffectivenessConfig", settings: "EffectivenessSettings" },
+  { service: "operator", file: "packages/operator/src/notification/NotificationConfig.ts", tag: "NotificationConfig", settings: "NotificationSettings" }
 ]
 // Values tried for a key until its config accepts one; required keys start with one that passes most string checks.
 const candidates = ["2", "3", "0.5", "7777", "100000", "true", "false", "7s", "60s", "https://kubemend.example"]
@@ -315,7 +315,7 @@ const render = async (): Promise<string> => {
     "variable overrides one key: the service's name and the key's path in constant case (the Environment column; core",
     "`Config.ts` `providerFor`), and it wins over the file. Lists are comma separated in the environment. Durations are",
     "Go duration strings (`30s`, `15m`, `2160h`). A bad value stops the service at start with a line naming the key.",
-    "In a cluster the operator renders these files from the platform CR (`packages/operator/src/Platform/RenderConfig.ts`).",
+    "In a cluster the operator renders these files from the platform CR (`packages/operator/src/platform/RenderConfig.ts`).",
     "A key with a `map` type takes an object of entries (`tools.timeouts: { svc_watch: 20m }`).",
     "",
     ...sections.flatMap((s) => [s, ""]),

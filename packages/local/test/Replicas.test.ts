@@ -258,7 +258,7 @@ describe("local platform with LOCAL_REPLICAS=2", () => {
       for (const kill of kills.slice(0, -1)) expect(kill.failoverSeconds, kill.target).toBeLessThan(5)
 
       // The investigation agent-0 ran is gone on agent-1 (404: the analysis controller's cue to regenerate,
-      // lifecyclePipeline.test.ts); the controller's polls find the sessions it ran there gone too, submit them
+      // OrchestratorPipeline.test.ts); the controller's polls find the sessions it ran there gone too, submit them
       // again, and the remediation moves on from Analyzing, under the new leader.
       expect((await agent(`/incident/session/${orphan}`)).status).toBe(404)
       const since = () => output.slice(before)

@@ -17,7 +17,7 @@ import { waitForOutput, waitForStack } from "./LocalPlatform.ts"
 
 const root = Path.resolve(__dirname, "..", "..", "..")
 const promtool = externalTool("promtool", ["--version"], "Debian's prometheus package")
-if (promtool.skip) console.warn(`localSmoke.test.ts: promtool checks skipped: ${promtool.missing}`)
+if (promtool.skip) console.warn(`Smoke.test.ts: promtool checks skipped: ${promtool.missing}`)
 
 // LOCAL_SMOKE_BUILT=true runs the same journey on the output of `npm run build` (.ci/run does, after building):
 // the platform and every service it starts run as plain node on dist/, with no TypeScript tooling.

@@ -22,10 +22,11 @@ interface Stage {
   readonly instructions: ReadonlyArray<{ readonly op: string; readonly args: string }>
 }
 
-/** The Dockerfile's stages and their instructions (one instruction a line, comments dropped). */
+/** The Dockerfile's stages and their instructions (a line ending in a backslash goes on in the next; comments dropped). */
 const stages = (text: string): ReadonlyArray<Stage> => {
   const result: Array<{ name: string; instructions: Array<{ op: string; args: string }> }> = []
-  for (const line of text.split("\n").map((l) => l.trim())) {
+  const joined = text.split("\n").filter((l) => !l.trim().startsWith("#")).join("\n").replace(/\\\n\s*/g, " ")
+  for (const line of joined.split("\n").map((l) => l.trim())) {
     if (line === "" || line.startsWith("#")) continue
     const [op, ...rest] = line.split(/\s+/)
     const args = rest.join(" ")
