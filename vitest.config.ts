@@ -46,8 +46,10 @@ export default defineConfig({
       include: packages.map((name) => `packages/${name}/src/**/*.ts`),
       reporter: ["text-summary", "html", "json-summary"],
       reportsDirectory: "coverage",
+      // No floor for the local platform: it runs as a process of its own (Smoke, CtrlC, the fault drill, the journeys),
+      // where nothing is counted, so its figure says nothing about how well it is tested.
       thresholds: Object.fromEntries(
-        packages.map((name) => [`packages/${name}/src/**/*.ts`, { lines: linesFloor[name] ?? 75 }])
+        packages.filter((name) => name !== "local").map((name) => [`packages/${name}/src/**/*.ts`, { lines: linesFloor[name] ?? 75 }])
       )
     }
   }
